@@ -1,0 +1,120 @@
+import { Command, CommanderError } from 'commander';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../shared/config.ts';
+import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
+import { activeDigests, createKey, readKeyFile, revokeKey } from '../shared/key-store.ts';
+import { readPointer } from '../shared/pointer.ts';
+import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
+import { formatReport, type LoadReport } from './load-report.ts';
+import { loadDrop, type LoadResult } from './load-drop.ts';
+import { listVersions } from './list-versions.ts';
+import type { BuildSettings } from './build-version.ts';
+
+/** Exit codes: 0 done, 1 failed (runtime or internal), 2 refused (bad input, bad drop, usage). */
+export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
+
+type Out = (line: string) => void;
+
+function buildSettings(config: Config): BuildSettings {
+  return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
+}
+
+function printLoad(out: Out, result: LoadResult): void {
+  out(`loaded ${result.label} (${result.file})`);
+  out(formatReport(result.report));
+}
+
+async function loadDemoIfMissing(config: Config, out: Out, err: Out, ifMissing: boolean): Promise<void> {
+  if (ifMissing && (await readPointer(config.dataDir)) !== null) return;
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
+  try {
+    await writeDemoDrop(dir, DEMO_DEFAULTS);
+    printLoad(out, await loadDrop({ dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config) }));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  const keys = await readKeyFile(config.keysFile);
+  if (activeDigests(keys).length === 0 && config.devApiKeys.length === 0) {
+    const key = await createKey(config.keysFile, 'demo');
+    // Shown once, on the terminal only: the key store keeps its digest.
+    err(`created API key "demo" for the demo (shown once, stored only as a digest):\n  ${key}`);
+  }
+}
+
+function program(config: () => Config, out: Out, err: Out): Command {
+  const cli = new Command('placedata').description('Load place-data drops into versions and manage API keys.').exitOverride()
+    .configureOutput({ writeOut: (s) => out(s.trimEnd()), writeErr: (s) => err(s.trimEnd()) });
+  cli.command('load').description('Load a drop (folders or files of CSV, gzipped CSV, Parquet) into a new version and make it current.')
+    .argument('<drop...>', 'folders or files of the drop')
+    .option('--month <YYYY-MM>', 'release month (default: from the data)')
+    .option('--json', 'print the result as JSON')
+    .action(async (drop: string[], opts: { month?: string; json?: boolean }) => {
+      const c = config();
+      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c) });
+      if (opts.json) out(JSON.stringify(result));
+      else printLoad(out, result);
+    });
+  cli.command('demo').description('Generate the bundled demo drop and load it.')
+    .option('--if-missing', 'only when no version is current')
+    .option('--out <dir>', 'write the demo drop to this folder instead of loading it')
+    .action(async (opts: { ifMissing?: boolean; out?: string }) => {
+      if (opts.out) {
+        for (const file of await writeDemoDrop(opts.out, DEMO_DEFAULTS)) out(file);
+        return;
+      }
+      await loadDemoIfMissing(config(), out, err, opts.ifMissing ?? false);
+    });
+  cli.command('versions').description('List versions, newest last, marking the current one.')
+    .option('--json', 'print as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const c = config();
+      const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
+      if (opts.json) return out(JSON.stringify(versions));
+      for (const v of versions) {
+        out(`${v.current ? '*' : ' '} ${v.label}  built ${v.built_at}  core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`);
+      }
+      if (versions.length === 0) out('no versions');
+    });
+  const keys = cli.command('keys').description('Manage API keys (stored only as SHA-256 digests).');
+  keys.command('create').argument('<name>').description('Create a key and print it once.').action(async (name: string) => {
+    out(await createKey(config().keysFile, name));
+  });
+  keys.command('list').description('List keys by name (never the keys themselves).').action(async () => {
+    for (const k of await readKeyFile(config().keysFile)) out(`${k.name}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
+  });
+  keys.command('revoke').argument('<name>').description('Revoke the active key of that name.').action(async (name: string) => {
+    await revokeKey(config().keysFile, name);
+    out(`revoked ${name}`);
+  });
+  return cli;
+}
+
+function describeFailure(e: unknown, err: Out): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.OK : EXIT.REFUSED;
+  if (isAppError(e)) {
+    err(`error ${e.code}: ${e.message}`);
+    const report = e.details?.['report'] as LoadReport | undefined;
+    if (report) err(formatReport(report));
+    return e.code === ErrorCodes.BAD_DROP || e.code === ErrorCodes.BAD_REQUEST || e.code === ErrorCodes.CONFIG_INVALID ||
+      e.code === ErrorCodes.KEY_EXISTS || e.code === ErrorCodes.KEY_NOT_FOUND || e.code === ErrorCodes.VERSION_NOT_FOUND ? EXIT.REFUSED : EXIT.FAILED;
+  }
+  err(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  return EXIT.FAILED;
+}
+
+/** Runs the CLI; returns the exit code. The only place the CLI reads the environment. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv,
+  out: Out = (s) => process.stdout.write(s + '\n'), err: Out = (s) => process.stderr.write(s + '\n')): Promise<number> {
+  let cached: Config | null = null;
+  const config = (): Config => (cached ??= loadConfig(env));
+  try {
+    await program(config, out, err).parseAsync([...argv]);
+    return EXIT.OK;
+  } catch (e) {
+    return describeFailure(e, err);
+  }
+}
+
+export { AppError };

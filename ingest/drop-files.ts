@@ -1,0 +1,101 @@
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+
+export type FileFormat = 'csv' | 'parquet';
+export type FileProducts = 'core' | 'weekly' | 'combined';
+
+/** One file of a drop, with the products its columns carry. */
+export interface DropFile {
+  readonly path: string;
+  readonly format: FileFormat;
+  readonly bytes: number;
+  /** Lower-cased, trimmed header name -> the name as delivered (to quote in SQL). */
+  readonly columns: ReadonlyMap<string, string>;
+  readonly products: FileProducts;
+}
+
+const DATA_FILE_RE = /\.(csv|csv\.gz|parquet)$/i;
+
+function formatOf(file: string): FileFormat | null {
+  if (/\.parquet$/i.test(file)) return 'parquet';
+  if (/\.csv(\.gz)?$/i.test(file)) return 'csv';
+  return null;
+}
+
+/** Expands the drop arguments (folders and files) to data files, in a stable order. */
+export async function resolveDropPaths(inputs: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const input of inputs) {
+    const info = await stat(input).catch(() => null);
+    if (!info) throw new AppError(ErrorCodes.BAD_DROP, `drop path not found: ${input}`);
+    if (info.isDirectory()) {
+      const names = (await readdir(input, { recursive: true })).filter((n) => DATA_FILE_RE.test(n)).sort();
+      files.push(...names.map((n) => path.resolve(input, n)));
+    } else if (formatOf(input)) {
+      files.push(path.resolve(input));
+    } else {
+      throw new AppError(ErrorCodes.BAD_DROP, `not a CSV, gzipped CSV or Parquet file: ${input}`);
+    }
+  }
+  const unique = [...new Set(files)];
+  if (unique.length === 0) throw new AppError(ErrorCodes.BAD_DROP, 'the drop holds no CSV, gzipped CSV or Parquet files');
+  return unique;
+}
+
+/** The DuckDB table function call that reads a file as delivered, every CSV value as text. */
+export function readerSql(format: FileFormat): string {
+  return format === 'parquet'
+    ? 'read_parquet($file)'
+    : "read_csv($file, header = true, all_varchar = true, quote = '\"', escape = '\"', strict_mode = false)";
+}
+
+async function readColumns(conn: DuckDBConnection, file: string, format: FileFormat): Promise<Map<string, string>> {
+  let names: string[];
+  try {
+    const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${readerSql(format)}`, { file });
+    names = reader.getRowObjectsJS().map((r) => String(r['column_name']));
+  } catch (err) {
+    throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file)}: ${firstLine(err)}`);
+  }
+  const columns = new Map<string, string>();
+  for (const name of names) columns.set(name.replace(/^\uFEFF/, '').trim().toLowerCase(), name);
+  return columns;
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
+}
+
+/**
+ * Which products a header carries, by column names only (never by position).
+ * @throws AppError BAD_DROP when the file has no placekey column or is of no known product.
+ */
+export function productsOf(file: string, columns: ReadonlyMap<string, string>): FileProducts {
+  const has = (name: string): boolean => columns.has(name);
+  const weekly = has('date_range_start') && (has('raw_visit_counts') || has('visits_by_day'));
+  const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
+  const name = path.basename(file);
+  if (!weekly && !core) throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places nor weekly patterns`);
+  if (!has('placekey')) {
+    const why = has('safegraph_place_id') ? 'keyed only by safegraph_place_id; it has no placekey column' : 'it has no placekey column';
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: cannot be served by Placekey: ${why}`);
+  }
+  if (weekly && core) return 'combined';
+  return weekly ? 'weekly' : 'core';
+}
+
+/** Finds, sizes and classifies every file of a drop. */
+export async function inspectDrop(conn: DuckDBConnection, inputs: readonly string[]): Promise<DropFile[]> {
+  const paths = await resolveDropPaths(inputs);
+  const files: DropFile[] = [];
+  for (const file of paths) {
+    const format = formatOf(file)!;
+    const bytes = (await stat(file)).size;
+    if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: the file is empty`);
+    const columns = await readColumns(conn, file, format);
+    files.push({ path: file, format, bytes, columns, products: productsOf(file, columns) });
+  }
+  return files;
+}

@@ -1,0 +1,49 @@
+import type { RejectReason } from './validation-rules.ts';
+
+export type Product = 'core' | 'weekly';
+
+export interface ProductReport {
+  rows_read: number;
+  rows_loaded: number;
+  rejected: Partial<Record<RejectReason, number>>;
+  rejected_total: number;
+  /** Rows dropped because an earlier row had the same key (placekey, or placekey and week). */
+  duplicates_dropped: number;
+}
+
+export interface RejectedSample {
+  readonly product: Product;
+  readonly file: string;
+  /** 1-based data row of the file (the header is row 0). */
+  readonly row: number;
+  readonly reason: RejectReason;
+  readonly placekey: string | null;
+}
+
+/** What a load did, stored in the version's metadata and printed by the CLI. */
+export interface LoadReport {
+  files: { path: string; products: string; bytes: number; sha256: string }[];
+  products: Partial<Record<Product, ProductReport>>;
+  samples: RejectedSample[];
+  release_month: string;
+  release_month_source: 'argument' | 'data' | 'build_time';
+  weeks_loaded: string[];
+  weeks_carried_forward: number;
+  core_carried_forward: boolean;
+  max_reject_share: number;
+}
+
+/** Human-readable lines for the CLI. */
+export function formatReport(report: LoadReport): string {
+  const lines: string[] = [];
+  for (const [product, r] of Object.entries(report.products)) {
+    lines.push(`${product}: read ${r.rows_read}, loaded ${r.rows_loaded}, rejected ${r.rejected_total}, duplicates dropped ${r.duplicates_dropped}`);
+    for (const [reason, count] of Object.entries(r.rejected)) lines.push(`  rejected ${reason}: ${count}`);
+  }
+  for (const s of report.samples.slice(0, 10)) lines.push(`  e.g. ${s.product} ${s.file} row ${s.row}: ${s.reason} (${s.placekey ?? 'no placekey'})`);
+  if (report.weeks_loaded.length) lines.push(`weeks loaded: ${report.weeks_loaded.join(', ')}`);
+  if (report.weeks_carried_forward) lines.push(`weeks carried forward: ${report.weeks_carried_forward}`);
+  if (report.core_carried_forward) lines.push('core carried forward from the previous version');
+  lines.push(`release month: ${report.release_month} (from ${report.release_month_source.replace('_', ' ')})`);
+  return lines.join('\n');
+}

@@ -1,0 +1,45 @@
+import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
+
+/**
+ * Row rules, as SQL over the all-text staging tables. Each rule names the first reason a row is
+ * unusable; a row with no reason is loaded. The reasons are the report's vocabulary.
+ */
+export const REJECT_REASONS = {
+  missing_placekey: 'no Placekey in the row',
+  malformed_placekey: 'the Placekey is not valid (format or H3 cell)',
+  unparseable_naics_code: 'naics_code is not an integer',
+  bad_date_range_start: 'date_range_start is not a local Monday midnight with offset (YYYY-MM-DDT00:00:00+HH:MM)',
+  bad_date_range_end: 'date_range_end is not a local midnight with offset',
+  unparseable_raw_visit_counts: 'raw_visit_counts is missing or not an integer',
+  unparseable_raw_visitor_counts: 'raw_visitor_counts is not an integer',
+  unparseable_visits_by_day: 'visits_by_day is missing or not a JSON list of integers',
+  visits_by_day_not_7: 'visits_by_day does not hold 7 values',
+  visits_by_day_sum_mismatch: 'visits_by_day does not sum to raw_visit_counts',
+} as const;
+
+export type RejectReason = keyof typeof REJECT_REASONS;
+
+const PLACEKEY_RULES = `
+  WHEN placekey IS NULL THEN 'missing_placekey'
+  WHEN NOT placekey_is_valid(placekey) THEN 'malformed_placekey'`;
+
+export const CORE_REASON_SQL = `CASE ${PLACEKEY_RULES}
+  WHEN naics_code IS NOT NULL AND TRY_CAST(naics_code AS INTEGER) IS NULL THEN 'unparseable_naics_code'
+END`;
+
+const START_DATE = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
+const VISITS = `TRY_CAST(visits_by_day AS INTEGER[])`;
+
+export const WEEKLY_REASON_SQL = `CASE ${PLACEKEY_RULES}
+  WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
+    OR ${START_DATE} IS NULL OR isodow(${START_DATE}) <> 1 THEN 'bad_date_range_start'
+  WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
+  WHEN raw_visit_counts IS NULL OR TRY_CAST(raw_visit_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visit_counts'
+  WHEN raw_visitor_counts IS NOT NULL AND TRY_CAST(raw_visitor_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visitor_counts'
+  WHEN visits_by_day IS NULL OR ${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS}) THEN 'unparseable_visits_by_day'
+  WHEN len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
+  WHEN list_sum(${VISITS}) <> TRY_CAST(raw_visit_counts AS INTEGER) THEN 'visits_by_day_sum_mismatch'
+END`;
+
+/** The week a staged weekly row belongs to: the local date of its Monday, as delivered. */
+export const WEEK_START_SQL = START_DATE;

@@ -1,0 +1,105 @@
+import path from 'node:path';
+import { AppError, ErrorCodes } from './errors.ts';
+
+/** Everything either process needs from its environment, validated once at start-up. */
+export interface Config {
+  /** HTTP port of the API (PORT, default 3000; 0 picks a free port). */
+  readonly port: number;
+  /** Address the API binds (HOST, default 0.0.0.0). */
+  readonly host: string;
+  /** Folder holding version files and the CURRENT pointer (DATA_DIR, default ./datasets). */
+  readonly dataDir: string;
+  /** JSON file holding API key digests (KEYS_FILE, default <DATA_DIR>/api-keys.json). */
+  readonly keysFile: string;
+  /** Extra API keys for development and tests (PLACEDATA_API_KEYS, comma-separated). Never logged. */
+  readonly devApiKeys: readonly string[];
+  /** Most Placekeys one request may ask for (MAX_BATCH, default 1000). */
+  readonly maxBatch: number;
+  /** Largest request body in bytes (MAX_BODY_BYTES, default 262144). */
+  readonly maxBodyBytes: number;
+  /** Deepest selection nesting, introspection excluded (MAX_QUERY_DEPTH, default 6). */
+  readonly maxQueryDepth: number;
+  /** Most aliased fields in one document (MAX_ALIASES, default 30). */
+  readonly maxAliases: number;
+  /** Most lexical tokens in one document (MAX_TOKENS, default 5000). */
+  readonly maxTokens: number;
+  /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
+  readonly apiConnections: number;
+  /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
+  readonly pointerPollMs: number;
+  /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
+  readonly shutdownGraceMs: number;
+  /** DuckDB memory_limit for ingest and serving (DUCKDB_MEMORY_LIMIT, default 2GB). */
+  readonly duckdbMemoryLimit: string;
+  /** DuckDB threads (DUCKDB_THREADS, default: DuckDB's own choice). */
+  readonly duckdbThreads: number | null;
+  /** DuckDB spill directory for ingest (DUCKDB_TEMP_DIR, default <DATA_DIR>/.tmp). */
+  readonly duckdbTempDir: string;
+  /** Share of rows a load may reject before it fails (MAX_REJECT_SHARE, default 0.05). */
+  readonly maxRejectShare: number;
+  /** pino level (LOG_LEVEL, default info). */
+  readonly logLevel: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function invalid(name: string, value: string, expected: string): AppError {
+  return new AppError(ErrorCodes.CONFIG_INVALID, `${name} must be ${expected}; got "${value}"`);
+}
+
+function intVar(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw invalid(name, raw, `an integer from ${min} to ${max}`);
+  const value = Number(raw);
+  if (value < min || value > max) throw invalid(name, raw, `an integer from ${min} to ${max}`);
+  return value;
+}
+
+function shareVar(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d*\.?\d+$/.test(raw) || value > 1) throw invalid(name, raw, 'a number from 0 to 1');
+  return value;
+}
+
+function memoryVar(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw)) throw invalid(name, raw, 'a size such as 512MB or 2GB');
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * The only reader of the environment: entry points call it once and pass the frozen result down.
+ * @throws AppError CONFIG_INVALID naming the variable and what it must be.
+ */
+export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
+  const dataDir = path.resolve(cwd, env['DATA_DIR'] || './datasets');
+  const logLevel = env['LOG_LEVEL'] || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw invalid('LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
+  const threads = env['DUCKDB_THREADS'];
+  return Object.freeze({
+    port: intVar(env, 'PORT', 3000, 0, 65535),
+    host: env['HOST'] || '0.0.0.0',
+    dataDir,
+    keysFile: path.resolve(cwd, env['KEYS_FILE'] || path.join(dataDir, 'api-keys.json')),
+    devApiKeys: Object.freeze((env['PLACEDATA_API_KEYS'] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '')),
+    maxBatch: intVar(env, 'MAX_BATCH', 1000, 1, 100_000),
+    maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 262_144, 1024, 64 * 1024 * 1024),
+    maxQueryDepth: intVar(env, 'MAX_QUERY_DEPTH', 6, 2, 100),
+    maxAliases: intVar(env, 'MAX_ALIASES', 30, 0, 10_000),
+    maxTokens: intVar(env, 'MAX_TOKENS', 5000, 50, 1_000_000),
+    apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
+    pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
+    shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '2GB'),
+    duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
+    duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
+    maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
+    logLevel,
+  });
+}

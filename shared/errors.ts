@@ -1,0 +1,47 @@
+/**
+ * Stable error codes. Clients branch on these (GraphQL `extensions.code`, CLI exit reasons),
+ * so a code, once published, never changes meaning.
+ */
+export const ErrorCodes = {
+  UNAUTHENTICATED: 'UNAUTHENTICATED',
+  BAD_PLACEKEY: 'BAD_PLACEKEY',
+  BAD_DATE: 'BAD_DATE',
+  BATCH_TOO_LARGE: 'BATCH_TOO_LARGE',
+  QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
+  BAD_REQUEST: 'BAD_REQUEST',
+  BAD_USER_INPUT: 'BAD_USER_INPUT',
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  NOT_FOUND: 'NOT_FOUND',
+  NOT_READY: 'NOT_READY',
+  INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  BAD_DROP: 'BAD_DROP',
+  VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
+  VERSION_INVALID: 'VERSION_INVALID',
+  KEY_EXISTS: 'KEY_EXISTS',
+  KEY_NOT_FOUND: 'KEY_NOT_FOUND',
+} as const;
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/**
+ * An expected failure with a stable code and a message that is safe to show to the caller.
+ * Anything that is not an AppError is treated as internal at the edges and never shown.
+ */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

@@ -1,0 +1,73 @@
+/**
+ * The tables of a version file: the contract between ingest (which writes them) and the API
+ * (which only reads them). Bump SCHEMA_VERSION on any change a reader must know about.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const TABLES = {
+  core: 'places_core',
+  weekly: 'weekly_patterns',
+  info: 'version_info',
+  sources: 'source_files',
+} as const;
+
+export type ColumnType = 'VARCHAR' | 'INTEGER' | 'INTEGER[]' | 'DATE';
+
+export interface ColumnSpec {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** Other header names delivered for the same column (header drift between releases). */
+  readonly aliases?: readonly string[];
+}
+
+/** Core places: one row per placekey. */
+export const CORE_COLUMNS: readonly ColumnSpec[] = [
+  { name: 'placekey', type: 'VARCHAR' },
+  { name: 'location_name', type: 'VARCHAR' },
+  { name: 'street_address', type: 'VARCHAR' },
+  { name: 'city', type: 'VARCHAR' },
+  { name: 'region', type: 'VARCHAR' },
+  { name: 'postal_code', type: 'VARCHAR' },
+  { name: 'iso_country_code', type: 'VARCHAR' },
+  { name: 'naics_code', type: 'INTEGER' },
+  { name: 'top_category', type: 'VARCHAR' },
+  { name: 'sub_category', type: 'VARCHAR' },
+];
+
+/** Weekly patterns: one row per (placekey, week_start); week_start is derived, the rest delivered. */
+export const WEEKLY_COLUMNS: readonly ColumnSpec[] = [
+  { name: 'placekey', type: 'VARCHAR' },
+  { name: 'location_name', type: 'VARCHAR' },
+  { name: 'street_address', type: 'VARCHAR' },
+  { name: 'city', type: 'VARCHAR' },
+  { name: 'region', type: 'VARCHAR' },
+  { name: 'date_range_start', type: 'VARCHAR' },
+  { name: 'date_range_end', type: 'VARCHAR' },
+  { name: 'raw_visit_counts', type: 'INTEGER', aliases: ['raw_visit_count'] },
+  { name: 'raw_visitor_counts', type: 'INTEGER', aliases: ['raw_visitor_count'] },
+  { name: 'visits_by_day', type: 'INTEGER[]' },
+];
+
+function columnsDdl(columns: readonly ColumnSpec[]): string {
+  return columns.map((c) => `${c.name} ${c.type}`).join(', ');
+}
+
+/** DDL of an empty version file, in creation order. */
+export const VERSION_DDL: readonly string[] = [
+  `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}, PRIMARY KEY (placekey))`,
+  `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE NOT NULL)`,
+  `CREATE TABLE ${TABLES.info} (label VARCHAR NOT NULL, built_at VARCHAR NOT NULL, release_month VARCHAR NOT NULL,
+     schema_version INTEGER NOT NULL, core_rows BIGINT NOT NULL, weekly_rows BIGINT NOT NULL,
+     first_week DATE, last_week DATE, weeks_covered INTEGER NOT NULL, report JSON NOT NULL)`,
+  `CREATE TABLE ${TABLES.sources} (path VARCHAR NOT NULL, bytes BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
+     product VARCHAR NOT NULL, rows_read BIGINT NOT NULL, rows_loaded BIGINT NOT NULL)`,
+];
+
+/**
+ * Indexes built after the bulk insert (faster than maintaining them row by row). Uniqueness of
+ * (placekey, week_start) is enforced by the load's de-duplication, not by a compound index, which
+ * DuckDB would not use for look-ups (../shared/reference/duckdb-lookups.md) and which costs memory.
+ */
+export const VERSION_INDEX_DDL: readonly string[] = [
+  `CREATE INDEX weekly_placekey_idx ON ${TABLES.weekly} (placekey)`,
+];
