@@ -103,7 +103,7 @@ function makePois(rand: () => number, count: number): Poi[] {
   while (pois.length < count) {
     const city = CITIES[pois.length % CITIES.length]!;
     const where = geoToWhere(city.lat + (rand() - 0.5) * 0.12, city.lng + (rand() - 0.5) * 0.12);
-    const what = Array.from({ length: 6 }, () => pick(rand, WHAT_ALPHABET)).join('');
+    const what = Array.from({ length: 6 }, () => WHAT_ALPHABET[Math.floor(rand() * WHAT_ALPHABET.length)]).join('');
     const placekey = `${what.slice(0, 3)}-${what.slice(3)}@${where}`;
     if (seen.has(placekey)) continue;
     seen.add(placekey);

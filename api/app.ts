@@ -1,0 +1,93 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import { sendError } from './error-body.ts';
+import { graphqlRoute } from './graphql-route.ts';
+import type { KeyRing } from './key-ring.ts';
+import { requireKey } from './require-key.ts';
+import { buildSchema } from './schema.ts';
+import type { VersionStore } from './version-store.ts';
+
+export interface AppOptions {
+  readonly store: VersionStore;
+  readonly keys: KeyRing;
+  readonly log: Logger;
+  readonly maxBatch: number;
+  readonly maxBodyBytes: number;
+  readonly maxTokens: number;
+  readonly maxDepth: number;
+  readonly maxAliases: number;
+  /** True once shutdown has begun: new requests are refused with 503. */
+  readonly draining: () => boolean;
+}
+
+function requestLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    const id = randomUUID();
+    res.set('x-request-id', id);
+    res.on('finish', () => {
+      // Never the key, the query or its variables: only what an operator needs.
+      log.info({
+        request_id: id, method: req.method, path: req.path, status: res.statusCode,
+        placekeys: res.locals['placekeys'] ?? 0, version: (res.locals['lease'] as { version?: { label: string } } | undefined)?.version?.label,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+      }, 'request');
+    });
+    next();
+  };
+}
+
+function takeLease(store: VersionStore) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    const lease = store.acquire();
+    if (!lease) return sendError(res, 503, ErrorCodes.NOT_READY, 'No dataset version is loaded yet', { 'Retry-After': '5' });
+    res.locals['lease'] = lease;
+    res.on('close', () => lease.release());
+    next();
+  };
+}
+
+function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
+  if (res.headersSent) return next(err);
+  const e = err as { type?: string; status?: number };
+  if (e.type === 'entity.too.large') return sendError(res, 413, ErrorCodes.REQUEST_TOO_LARGE, 'The request body is larger than allowed');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    const message = e.type === 'entity.parse.failed' ? 'Unparsable JSON body' : 'The request body cannot be read';
+    return sendError(res, e.status, ErrorCodes.BAD_REQUEST, message);
+  }
+  next(err);
+}
+
+/** The web process's HTTP surface. */
+export function createApp(options: AppOptions): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestLog(options.log));
+  app.use((_req, res, next) => {
+    if (!options.draining()) return next();
+    sendError(res, 503, ErrorCodes.NOT_READY, 'The server is shutting down', { Connection: 'close', 'Retry-After': '1' });
+  });
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', (_req, res) => {
+    const current = options.store.current;
+    if (current) res.json({ status: 'ready', version_date: current.label });
+    else res.status(503).json({ status: 'not_ready', version_date: null });
+  });
+  app.all('/v1/graphql',
+    requireKey(options.keys),
+    takeLease(options.store),
+    express.json({ limit: options.maxBodyBytes }),
+    graphqlRoute({ ...options, schema: buildSchema() }));
+  app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
+  app.use(bodyErrors);
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    options.log.error({ err: (err as Error).message }, 'unhandled error');
+    if (!res.headersSent) sendError(res, 500, ErrorCodes.INTERNAL_SERVER_ERROR, 'Internal server error');
+  });
+  return app;
+}

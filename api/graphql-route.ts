@@ -1,0 +1,43 @@
+import type { Request, Response } from 'express';
+import { GraphQLError, validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { createHandler } from 'graphql-http/lib/use/express';
+import { ErrorCodes } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
+import { makeFormatError } from './format-error.ts';
+import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
+import type { RequestContext } from './schema.ts';
+import type { Lease } from './version-store.ts';
+
+export interface GraphqlRouteOptions extends QueryLimits {
+  readonly schema: GraphQLSchema;
+  readonly maxBatch: number;
+  readonly log: Logger;
+}
+
+function leaseOf(res: Response): Lease {
+  return res.locals['lease'] as Lease;
+}
+
+/**
+ * POST (and GET) /v1/graphql through graphql-http. The request's lease is taken by the caller
+ * before this runs, so the response and its `extensions.version_date` always name one version.
+ */
+export function graphqlRoute(options: GraphqlRouteOptions) {
+  const formatError = makeFormatError((err) => options.log.error({ err: err.message }, 'internal error hidden from a response'));
+  return createHandler<RequestContext>({
+    schema: options.schema,
+    parse: (query) => parseWithLimits(typeof query === 'string' ? query : query.body, options),
+    validate: (schema, document, rules) => graphqlValidate(schema, document, rules).map((e) =>
+      e.extensions['code'] ? e : new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: ErrorCodes.GRAPHQL_VALIDATION_FAILED } })),
+    validationRules: [complexityRule(options)],
+    context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
+    onOperation: (req, _args, result) => {
+      const res = (req.context as { res: Response }).res;
+      const data = (result as ExecutionResult).data as { batch_lookup?: unknown[] | null } | null | undefined;
+      const rowCount = Array.isArray(data?.batch_lookup) ? data.batch_lookup.length : 0;
+      res.locals['placekeys'] = rowCount;
+      return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
+    },
+    formatError,
+  }) as (req: Request, res: Response) => Promise<void>;
+}

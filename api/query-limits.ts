@@ -1,0 +1,81 @@
+import {
+  GraphQLError, Kind, Lexer, Source, TokenKind, parse,
+  type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
+} from 'graphql';
+import { ErrorCodes } from '../shared/errors.ts';
+
+export interface QueryLimits {
+  readonly maxTokens: number;
+  readonly maxDepth: number;
+  readonly maxAliases: number;
+}
+
+function tooComplex(message: string): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: ErrorCodes.QUERY_TOO_COMPLEX } });
+}
+
+/**
+ * Parses a document after counting its tokens, so a huge document is refused before the parser
+ * builds anything. Syntax errors get GRAPHQL_PARSE_FAILED.
+ */
+export function parseWithLimits(query: string, limits: QueryLimits): DocumentNode {
+  const lexer = new Lexer(new Source(query));
+  let tokens = 0;
+  try {
+    while (lexer.advance().kind !== TokenKind.EOF) {
+      if (++tokens > limits.maxTokens) throw tooComplex(`the document has more than ${limits.maxTokens} tokens`);
+    }
+    return parse(query, { maxTokens: limits.maxTokens + 1 });
+  } catch (err) {
+    if (err instanceof GraphQLError && err.extensions['code'] === undefined) {
+      throw new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions: { code: ErrorCodes.GRAPHQL_PARSE_FAILED } });
+    }
+    throw err;
+  }
+}
+
+interface Measure {
+  depth: number;
+  aliases: number;
+  /** Selections visited: fragments spread inside fragments can expand exponentially, so the walk is bounded. */
+  visits: number;
+}
+
+const MAX_VISITS = 100_000;
+
+/** Depth and alias count of a selection set with fragments expanded (introspection not counted). */
+function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure): void {
+  for (const sel of set?.selections ?? []) {
+    if (++acc.visits > MAX_VISITS) return;
+    if (sel.kind === Kind.FIELD) {
+      if (sel.name.value.startsWith('__')) continue;
+      if (sel.alias) acc.aliases++;
+      acc.depth = Math.max(acc.depth, level);
+      measure(sel.selectionSet, fragments, level + 1, path, acc);
+    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+      measure(sel.selectionSet, fragments, level, path, acc);
+    } else if (!path.has(sel.name.value)) {
+      // A fragment cycle is reported by the standard rules; here it just stops the walk.
+      path.add(sel.name.value);
+      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc);
+      path.delete(sel.name.value);
+    }
+  }
+}
+
+/** Validation rule: refuses operations nested deeper, or with more aliases, than allowed. */
+export function complexityRule(limits: QueryLimits) {
+  return (context: ValidationContext): ASTVisitor => {
+    const doc = context.getDocument();
+    const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    return {
+      OperationDefinition(node) {
+        const acc: Measure = { depth: 0, aliases: 0, visits: 0 };
+        measure(node.selectionSet, fragments, 1, new Set(), acc);
+        if (acc.visits > MAX_VISITS) context.reportError(tooComplex(`the operation expands to more than ${MAX_VISITS} selections`));
+        if (acc.depth > limits.maxDepth) context.reportError(tooComplex(`the operation is nested ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
+        if (acc.aliases > limits.maxAliases) context.reportError(tooComplex(`the operation uses ${acc.aliases} aliases; the limit is ${limits.maxAliases}`));
+      },
+    };
+  };
+}

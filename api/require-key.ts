@@ -1,0 +1,23 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ErrorCodes } from '../shared/errors.ts';
+import { sendError } from './error-body.ts';
+import type { KeyRing } from './key-ring.ts';
+
+const CHALLENGE = { 'WWW-Authenticate': 'APIKey realm="placedata", header="apikey"' };
+
+/**
+ * Refuses a request without a valid `apikey` header with 401 before anything else is read.
+ * Only the header counts: a key in the query string or body is ignored.
+ */
+export function requireKey(keys: KeyRing) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const presented = req.headers['apikey'];
+    if (presented === undefined || presented === '') {
+      return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'No API key found in request', CHALLENGE);
+    }
+    if (typeof presented !== 'string' || !keys.accepts(presented)) {
+      return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'Invalid authentication credentials', CHALLENGE);
+    }
+    next();
+  };
+}

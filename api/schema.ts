@@ -1,0 +1,127 @@
+import {
+  GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
+  Kind, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
+} from 'graphql';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
+import { weekOfDateArg } from '../shared/weeks.ts';
+import { fetchCore, fetchWeekly, type Row } from './lookup-queries.ts';
+import { fetchKey, planLookup } from './plan-lookup.ts';
+import type { Lease } from './version-store.ts';
+
+/** What each resolver sees of its request. */
+export type RequestContext = {
+  readonly lease: Lease;
+  readonly maxBatch: number;
+};
+
+/** An entry of `batch_lookup`: the key as asked, and the rows fetched for the whole request. */
+interface Entry {
+  readonly placekey: string;
+  readonly canonical: string;
+  readonly fetched: ReadonlyMap<string, ReadonlyMap<string, Row>>;
+  readonly latestWeek: string | null;
+}
+
+function badPlacekey(value: unknown): GraphQLError {
+  const shown = typeof value === 'string' ? JSON.stringify(value.slice(0, 64)) : typeof value;
+  return new GraphQLError(`Invalid Placekey: ${shown}`, { extensions: { code: ErrorCodes.BAD_PLACEKEY } });
+}
+
+/** `Placekey`: validated on the way in (variables and literals alike), before any data access. */
+export const PlacekeyScalar = new GraphQLScalarType<string, string>({
+  name: 'Placekey',
+  description: 'A Placekey, `what@where` or `@where` (see docs/api.md for the exact rules).',
+  serialize: (value) => String(value),
+  parseValue: (value) => {
+    if (typeof value !== 'string' || !isValidPlacekey(value)) throw badPlacekey(value);
+    return value;
+  },
+  parseLiteral: (ast) => {
+    if (ast.kind !== Kind.STRING || !isValidPlacekey(ast.value)) throw badPlacekey(ast.kind === Kind.STRING ? ast.value : ast.kind);
+    return ast.value;
+  },
+});
+
+const str = { type: GraphQLString };
+const int = { type: GraphQLInt };
+
+const PlaceCore = new GraphQLObjectType<Row>({
+  name: 'PlaceCore',
+  description: 'Core attributes of a POI.',
+  fields: {
+    location_name: str, street_address: str, city: str, region: str, postal_code: str, iso_country_code: str,
+    naics_code: int, top_category: str, sub_category: str,
+  },
+});
+
+const WeeklyPatterns = new GraphQLObjectType<Row>({
+  name: 'WeeklyPatterns',
+  description: 'Visits to a POI in one week (Monday 00:00 to the next Monday 00:00, local time).',
+  fields: {
+    location_name: str, street_address: str, city: str, region: str,
+    date_range_start: { type: GraphQLString, description: 'Local midnight of the Monday, with the POI\'s UTC offset, as delivered.' },
+    date_range_end: { type: GraphQLString, description: 'Local midnight of the next Monday, with its UTC offset, as delivered.' },
+    raw_visit_counts: int, raw_visitor_counts: int,
+    visits_by_day: { type: new GraphQLList(new GraphQLNonNull(GraphQLInt)), description: 'Seven counts, Monday first.' },
+  },
+});
+
+function rowOf(entry: Entry, key: string): Row | null {
+  return entry.fetched.get(key)?.get(entry.canonical) ?? null;
+}
+
+const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
+  placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
+  placedata_core: { type: PlaceCore, resolve: (entry) => rowOf(entry, fetchKey('placedata_core', null)) },
+  placedata_weekly_patterns: {
+    type: WeeklyPatterns,
+    description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
+    args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
+    resolve: (entry, args: { date?: string | null }) => {
+      const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
+      return rowOf(entry, fetchKey('placedata_weekly_patterns', week));
+    },
+  },
+};
+
+const PlaceEntry = new GraphQLObjectType<Entry, RequestContext>({ name: 'PlaceEntry', fields: entryFields });
+
+async function batchLookup(_root: unknown, args: { placekeys?: readonly string[] | null }, ctx: RequestContext, info: GraphQLResolveInfo): Promise<Entry[]> {
+  const placekeys = args.placekeys ?? [];
+  if (placekeys.length > ctx.maxBatch) {
+    throw new AppError(ErrorCodes.BATCH_TOO_LARGE, `batch_lookup takes at most ${ctx.maxBatch} placekeys; got ${placekeys.length}`);
+  }
+  const version = ctx.lease.version;
+  const plan = planLookup(info, version.latestWeek);
+  const canonical = placekeys.map(canonicalPlacekey);
+  const distinct = [...new Set(canonical)];
+  const fetched = new Map<string, ReadonlyMap<string, Row>>();
+  if (distinct.length > 0 && plan.size > 0) {
+    await version.query(async (conn) => {
+      for (const [key, f] of plan) {
+        const columns = [...f.columns];
+        if (f.product === 'placedata_core') fetched.set(key, await fetchCore(conn, distinct, columns));
+        else if (f.week !== null) fetched.set(key, await fetchWeekly(conn, distinct, f.week, columns));
+      }
+    });
+  }
+  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, fetched, latestWeek: version.latestWeek }));
+}
+
+/** The public schema of POST /v1/graphql. */
+export function buildSchema(): GraphQLSchema {
+  return new GraphQLSchema({
+    query: new GraphQLObjectType<unknown, RequestContext>({
+      name: 'Query',
+      fields: {
+        batch_lookup: {
+          type: new GraphQLList(new GraphQLNonNull(PlaceEntry)),
+          description: 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).',
+          args: { placekeys: { type: new GraphQLList(new GraphQLNonNull(PlacekeyScalar)) } },
+          resolve: batchLookup,
+        },
+      },
+    }),
+  });
+}

@@ -1,0 +1,99 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { openReadOnly } from '../shared/duckdb-open.ts';
+import { TABLES, SCHEMA_VERSION } from '../shared/version-schema.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { ConnectionPool } from './connection-pool.ts';
+
+export interface ServeOptions {
+  readonly memoryLimit: string;
+  readonly threads: number | null;
+  readonly connections: number;
+}
+
+/**
+ * One open version file, shared by the requests that hold it. A request retains it for its
+ * whole life, so every query of a response reads the same version; a retired version closes
+ * when its last request releases it.
+ */
+export class ServedVersion {
+  readonly label: string;
+  /** The newest week (its Monday, YYYY-MM-DD) in this version, answered when `date` is omitted. */
+  readonly latestWeek: string | null;
+  readonly #instance: DuckDBInstance;
+  readonly #pool: ConnectionPool;
+  #refs = 0;
+  #queries = 0;
+  #retired = false;
+  #closed = false;
+
+  private constructor(label: string, latestWeek: string | null, instance: DuckDBInstance, pool: ConnectionPool) {
+    this.label = label;
+    this.latestWeek = latestWeek;
+    this.#instance = instance;
+    this.#pool = pool;
+  }
+
+  /** Opens and checks a version file. @throws AppError VERSION_INVALID when it is not one. */
+  static async open(file: string, label: string, options: ServeOptions): Promise<ServedVersion> {
+    const instance = await openReadOnly(file, options);
+    try {
+      const pool = await ConnectionPool.create(instance, options.connections);
+      try {
+        const info = await pool.use((conn) => readInfo(conn));
+        if (info.label !== label || info.schemaVersion !== SCHEMA_VERSION) {
+          throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${SCHEMA_VERSION})`);
+        }
+        return new ServedVersion(label, info.latestWeek, instance, pool);
+      } catch (err) {
+        pool.close();
+        throw err;
+      }
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    }
+  }
+
+  query<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.#queries++;
+    return this.#pool.use(work);
+  }
+
+  /** How many times requests have read this version's data (for metrics, and to prove refusals read nothing). */
+  get queryCount(): number {
+    return this.#queries;
+  }
+
+  retain(): void {
+    this.#refs++;
+  }
+
+  release(): void {
+    this.#refs--;
+    this.#closeIfDone();
+  }
+
+  /** No new request will retain it; it closes once the requests holding it finish. */
+  retire(): void {
+    this.#retired = true;
+    this.#closeIfDone();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #closeIfDone(): void {
+    if (!this.#retired || this.#refs > 0 || this.#closed) return;
+    this.#closed = true;
+    this.#pool.close();
+    this.#instance.closeSync();
+  }
+}
+
+async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schemaVersion: number; latestWeek: string | null }> {
+  const rows = (await conn.runAndReadAll(`SELECT label, schema_version, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS();
+  const row = rows[0];
+  if (rows.length !== 1 || !row) throw new AppError(ErrorCodes.VERSION_INVALID, 'version_info must hold exactly one row');
+  return { label: String(row['label']), schemaVersion: Number(row['schema_version']), latestWeek: row['last_week'] === null ? null : String(row['last_week']) };
+}

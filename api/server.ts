@@ -1,0 +1,56 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../shared/config.ts';
+import type { Logger } from '../shared/logger.ts';
+import { createApp } from './app.ts';
+import { KeyRing } from './key-ring.ts';
+import { VersionStore } from './version-store.ts';
+
+export interface RunningServer {
+  readonly url: string;
+  readonly store: VersionStore;
+  /**
+   * Graceful stop: refuse new requests, let requests in flight finish (up to the grace period),
+   * then close DuckDB. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+/** Starts the web process's server: opens the current version, follows the pointer and key file. */
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const store = new VersionStore({
+    dataDir: config.dataDir, pollMs: config.pointerPollMs,
+    memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections,
+  }, log);
+  const keys = new KeyRing(config.keysFile, config.devApiKeys, log);
+  await keys.refresh();
+  await store.start();
+  const keyTimer = setInterval(() => void keys.refresh(), config.pointerPollMs);
+  keyTimer.unref();
+  let draining = false;
+  const app = createApp({
+    store, keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases,
+    draining: () => draining,
+  });
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  let closing: Promise<void> | null = null;
+  const close = (): Promise<void> => (closing ??= (async () => {
+    draining = true;
+    clearInterval(keyTimer);
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+    await Promise.race([closed, grace]);
+    server.closeAllConnections();
+    await store.close();
+    log.info('server stopped');
+  })());
+  log.info({ port, version_date: store.current?.label ?? null, keys: keys.size }, 'listening');
+  return { url: `http://${host}:${port}`, store, close };
+}
