@@ -10,6 +10,7 @@ import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation
 import { sha256File } from './file-hash.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { registerPlacekeyUdf } from './placekey-udf.ts';
+import { quoteLiteral } from './sql.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
@@ -87,7 +88,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
       weeks_loaded: [], weeks_carried_forward: 0, core_carried_forward: false, max_reject_share: settings.maxRejectShare,
     };
     for (const f of files) report.files.push({ path: f.path, products: f.products, bytes: f.bytes, sha256: await sha256File(f.path) });
-    if (input.previousFile) await conn.run(`ATTACH $file AS prev (READ_ONLY)`, { file: input.previousFile });
+    if (input.previousFile) await conn.run(`ATTACH ${quoteLiteral(input.previousFile)} AS prev (READ_ONLY)`);
 
     const coreFiles = filesFor(files, 'core');
     const weeklyFiles = filesFor(files, 'weekly');

@@ -1,0 +1,26 @@
+import { expect } from 'chai';
+import { loadConfig } from '../../shared/config.ts';
+
+describe('loadConfig', () => {
+  it('fills defaults and resolves folders against the working directory', () => {
+    const c = loadConfig({}, '/srv/app');
+    expect({ port: c.port, dataDir: c.dataDir, keysFile: c.keysFile, maxBatch: c.maxBatch, devApiKeys: c.devApiKeys, tempDir: c.duckdbTempDir, share: c.maxRejectShare })
+      .to.deep.equal({ port: 3000, dataDir: '/srv/app/datasets', keysFile: '/srv/app/datasets/api-keys.json', maxBatch: 1000, devApiKeys: [], tempDir: '/srv/app/datasets/.tmp', share: 0.05 });
+    expect(Object.isFrozen(c)).to.equal(true);
+  });
+
+  it('splits development keys and trims them', () => {
+    expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
+  });
+
+  it('refuses bad values with the variable named', () => {
+    const cases: [Record<string, string>, string][] = [
+      [{ PORT: 'http' }, 'PORT must be an integer from 0 to 65535; got "http"'],
+      [{ MAX_BATCH: '0' }, 'MAX_BATCH must be an integer from 1 to 100000; got "0"'],
+      [{ MAX_REJECT_SHARE: '5%' }, 'MAX_REJECT_SHARE must be a number from 0 to 1; got "5%"'],
+      [{ DUCKDB_MEMORY_LIMIT: 'lots' }, 'DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"'],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
+    ];
+    for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
+  });
+});
