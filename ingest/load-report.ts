@@ -44,6 +44,6 @@ export function formatReport(report: LoadReport): string {
   if (report.weeks_loaded.length) lines.push(`weeks loaded: ${report.weeks_loaded.join(', ')}`);
   if (report.weeks_carried_forward) lines.push(`weeks carried forward: ${report.weeks_carried_forward}`);
   if (report.core_carried_forward) lines.push('core carried forward from the previous version');
-  lines.push(`release month: ${report.release_month} (from ${report.release_month_source.replace('_', ' ')})`);
+  if (report.release_month) lines.push(`release month: ${report.release_month} (from ${report.release_month_source.replace('_', ' ')})`);
   return lines.join('\n');
 }

@@ -32,7 +32,7 @@ describe('graphql-http server audits (GraphQL over HTTP conformance), with a val
     await removeDir(dir);
   });
 
-  const withKey = (input: RequestInfo | URL, init: RequestInit = {}) =>
+  const withKey = (input: string | URL | Request, init: RequestInit = {}) =>
     fetch(input, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), apikey: TEST_KEY } });
 
   for (const audit of serverAudits({ url: () => `${server.url}/v1/graphql`, fetchFn: withKey })) {
