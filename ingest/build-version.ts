@@ -7,7 +7,7 @@ import { inspectDrop, type DropFile } from './drop-files.ts';
 import { stageProduct } from './stage-product.ts';
 import { checkProduct } from './check-product.ts';
 import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
-import { sha256File } from './file-hash.ts';
+import type { DropIdentity } from './drop-id.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { registerPlacekeyUdf } from './placekey-udf.ts';
 import { quoteLiteral } from './sql.ts';
@@ -30,6 +30,16 @@ export interface BuildInput {
   readonly builtAt: Date;
   /** Names the version once its release month is known. */
   readonly labelFor: (releaseMonth: string) => string;
+  /** The drop's content identity (recorded so a retried job can tell it already published). */
+  readonly drop: DropIdentity;
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+/** Where a load is: its phase and a rough overall percentage. */
+export interface LoadProgress {
+  readonly phase: 'inspect' | 'stage' | 'check' | 'write' | 'verify' | 'publish' | 'done';
+  readonly percent: number;
+  readonly rows?: number;
 }
 
 export interface BuildResult {
@@ -81,17 +91,20 @@ async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
 export async function buildVersion(input: BuildInput, settings: BuildSettings): Promise<BuildResult> {
   const { db, conn } = await openBuildDb(input.targetFile, settings);
   try {
+    const progress = input.onProgress ?? (() => undefined);
+    progress({ phase: 'inspect', percent: 1 });
     for (const ddl of VERSION_DDL) await conn.run(ddl);
-    const files = await inspectDrop(conn, input.inputs);
+    const files = await inspectDrop(conn, input.drop.files.map((f) => f.path));
     const report: LoadReport = {
       files: [], products: {}, samples: [], release_month: '', release_month_source: 'argument',
       weeks_loaded: [], weeks_carried_forward: 0, core_carried_forward: false, max_reject_share: settings.maxRejectShare,
     };
-    for (const f of files) report.files.push({ path: f.path, products: f.products, bytes: f.bytes, sha256: await sha256File(f.path) });
+    for (const [i, f] of files.entries()) report.files.push({ path: f.path, products: f.products, bytes: f.bytes, sha256: input.drop.files[i]!.sha256 });
     if (input.previousFile) await conn.run(`ATTACH ${quoteLiteral(input.previousFile)} AS prev (READ_ONLY)`);
 
     const coreFiles = filesFor(files, 'core');
     const weeklyFiles = filesFor(files, 'weekly');
+    progress({ phase: 'stage', percent: 5 });
     if (coreFiles.length) {
       await stageProduct(conn, 'stage_core', CORE_COLUMNS, coreFiles);
       const checked = await checkProduct(conn, { product: 'core', staged: 'stage_core', checked: 'checked_core', reasonSql: CORE_REASON_SQL, keySql: 'placekey' }, files);
@@ -99,6 +112,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
       report.samples.push(...checked.samples);
     }
     if (weeklyFiles.length) {
+      progress({ phase: 'stage', percent: 20, rows: report.products.core?.rows_read ?? 0 });
       await stageProduct(conn, 'stage_weekly', WEEKLY_COLUMNS, weeklyFiles);
       const checked = await checkProduct(conn, { product: 'weekly', staged: 'stage_weekly', checked: 'checked_weekly', reasonSql: WEEKLY_REASON_SQL, keySql: `placekey, ${WEEK_START_SQL}` }, files);
       report.products.weekly = checked.report;
@@ -106,6 +120,8 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     }
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
+    const rowsRead = Object.values(report.products).reduce((n, r) => n + r.rows_read, 0);
+    progress({ phase: 'write', percent: 60, rows: rowsRead });
     await writeCore(conn, coreFiles.length > 0, input.previousFile !== null, report);
     await writeWeekly(conn, weeklyFiles.length > 0, input.previousFile !== null, report);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
@@ -118,7 +134,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     }
     await writeSources(conn, files, report);
     const label = input.labelFor(report.release_month);
-    await writeVersionInfo(conn, label, input.builtAt, report);
+    await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');
     return { label, report };
   } finally {
@@ -179,10 +195,10 @@ async function countsForFile(conn: DuckDBConnection, index: number, report: Load
 }
 
 /** Writes the version_info row: label, build time, release month, counts, weeks, report. */
-async function writeVersionInfo(conn: DuckDBConnection, label: string, builtAt: Date, report: LoadReport): Promise<void> {
+async function writeVersionInfo(conn: DuckDBConnection, label: string, builtAt: Date, report: LoadReport, dropId: string): Promise<void> {
   await conn.run(`INSERT INTO ${TABLES.info}
     SELECT $label, $built, $month, $schema, (SELECT count(*) FROM ${TABLES.core}), (SELECT count(*) FROM ${TABLES.weekly}),
-      min(week_start), max(week_start), count(DISTINCT week_start)::INTEGER, $report FROM ${TABLES.weekly}`, {
-    label, built: builtAt.toISOString(), month: report.release_month, schema: SCHEMA_VERSION, report: JSON.stringify(report),
+      min(week_start), max(week_start), count(DISTINCT week_start)::INTEGER, $report, $drop FROM ${TABLES.weekly}`, {
+    label, built: builtAt.toISOString(), month: report.release_month, schema: SCHEMA_VERSION, report: JSON.stringify(report), drop: dropId,
   });
 }

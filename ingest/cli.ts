@@ -6,11 +6,19 @@ import { loadConfig, type Config } from '../shared/config.ts';
 import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
 import { activeDigests, createKey, readKeyFile, revokeKey } from '../shared/key-store.ts';
 import { readPointer } from '../shared/pointer.ts';
+import { assertReleaseMonth } from '../shared/version-label.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
 import type { BuildSettings } from './build-version.ts';
+import { rollback } from './rollback.ts';
+import { identifyDrop } from './drop-id.ts';
+import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
+import { redisConnection } from './redis-connection.ts';
+import { waitForJob } from './wait-for-job.ts';
+import { InboxScanner } from './inbox-watch.ts';
+import type { Queue } from 'bullmq';
 
 /** Exit codes: 0 done, 1 failed (runtime or internal), 2 refused (bad input, bad drop, usage). */
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
@@ -52,7 +60,7 @@ function program(config: () => Config, out: Out, err: Out): Command {
     .option('--json', 'print the result as JSON')
     .action(async (drop: string[], opts: { month?: string; json?: boolean }) => {
       const c = config();
-      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c) });
+      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions });
       if (opts.json) out(JSON.stringify(result));
       else printLoad(out, result);
     });
@@ -71,11 +79,79 @@ function program(config: () => Config, out: Out, err: Out): Command {
     .action(async (opts: { json?: boolean }) => {
       const c = config();
       const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
-      if (opts.json) return out(JSON.stringify(versions));
+      if (opts.json) return out(JSON.stringify(versions.map(({ report: _report, ...v }) => v)));
       for (const v of versions) {
         out(`${v.current ? '*' : ' '} ${v.label}  built ${v.built_at}  core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`);
       }
       if (versions.length === 0) out('no versions');
+    });
+  cli.command('rollback').description('Serve a retained version again (the running API follows within seconds).')
+    .argument('[label]', 'the version to serve')
+    .option('--previous', 'the version built just before the current one')
+    .action(async (label: string | undefined, opts: { previous?: boolean }) => {
+      if (!label && !opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label, or pass --previous');
+      const c = config();
+      const { from, to } = await rollback(c.dataDir, { label, previous: opts.previous }, c.duckdbMemoryLimit);
+      out(`now serving ${to} (was ${from ?? 'none'})`);
+    });
+  cli.command('enqueue').description('Queue a drop for the worker (the same drop is loaded once).')
+    .argument('<drop...>', 'folders or files of the drop')
+    .option('--month <YYYY-MM>', 'release month (default: from the data)')
+    .option('--wait', 'follow the load with a progress bar; exit non-zero if it fails')
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean }) => {
+      const c = config();
+      const month = opts.month === undefined ? null : opts.month;
+      if (month !== null) assertReleaseMonth(month);
+      const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
+      const { job, created } = await withQueue(c, (q) => enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files }));
+      out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
+      if (!opts.wait) return;
+      const outcome = await withQueue(c, (q) => waitForJob(q, redisConnection(c.redisUrl), job.id!, out, Boolean(process.stderr.isTTY)));
+      if (outcome.state === 'failed') throw new AppError(ErrorCodes.BAD_DROP, `load failed: ${outcome.reason}`);
+      out(`loaded ${outcome.result.label}${outcome.result.alreadyLoaded ? ' (already loaded before)' : ''}`);
+      out(outcome.result.summary);
+    });
+  cli.command('jobs').description('Recent load jobs: state, progress, duration, result or reason.')
+    .option('--json', 'print as JSON')
+    .option('--limit <n>', 'how many', '20')
+    .action(async (opts: { json?: boolean; limit: string }) => {
+      const c = config();
+      const rows = await withQueue(c, async (q) => {
+        const jobs = await q.getJobs(['active', 'waiting', 'delayed', 'completed', 'failed'], 0, Number(opts.limit) - 1, false);
+        return Promise.all(jobs.map(async (j) => ({
+          id: j.id, state: await j.getState(), progress: j.progress, attempts: j.attemptsMade,
+          enqueued_at: new Date(j.timestamp).toISOString(),
+          duration_ms: j.finishedOn && j.processedOn ? j.finishedOn - j.processedOn : null,
+          result: j.returnvalue ? j.returnvalue.label : null, reason: j.failedReason ? j.failedReason.split('\n')[0] : null,
+        })));
+      });
+      if (opts.json) return out(JSON.stringify(rows));
+      for (const r of rows) {
+        const pct = typeof r.progress === 'object' && r.progress !== null ? ` ${(r.progress as { percent?: number }).percent ?? 0}%` : '';
+        out(`${r.id}  ${r.state}${pct}  attempts ${r.attempts}  enqueued ${r.enqueued_at}${r.duration_ms !== null ? `  ${r.duration_ms} ms` : ''}${r.result ? `  -> ${r.result}` : ''}${r.reason ? `  ${r.reason}` : ''}`);
+      }
+      if (rows.length === 0) out('no jobs');
+    });
+  cli.command('watch').description('Enqueue each complete drop folder that appears in an inbox (marker file or stable sizes).')
+    .argument('<inbox>', 'folder whose sub-folders are drops')
+    .option('--interval <ms>', 'scan interval', '5000')
+    .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')
+    .action(async (inbox: string, opts: { interval: string; once?: boolean }) => {
+      const c = config();
+      const scanner = new InboxScanner(path.resolve(inbox));
+      await withQueue(c, async (q) => {
+        const onDrop = async (dir: string) => {
+          const identity = await identifyDrop([dir], null);
+          const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month: null, dropId: identity.id, files: identity.files });
+          out(`${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
+        };
+        const interval = Number(opts.interval);
+        for (let scans = 1; ; scans++) {
+          await scanner.scan(onDrop);
+          if (opts.once && scans >= 2) break;
+          await new Promise((r) => setTimeout(r, opts.once ? Math.min(interval, 1000) : interval));
+        }
+      });
     });
   const keys = cli.command('keys').description('Manage API keys (stored only as SHA-256 digests).');
   keys.command('create').argument('<name>').description('Create a key and print it once.').action(async (name: string) => {
@@ -89,6 +165,15 @@ function program(config: () => Config, out: Out, err: Out): Command {
     out(`revoked ${name}`);
   });
   return cli;
+}
+
+async function withQueue<T>(c: Config, work: (q: Queue<LoadJobData, LoadJobResult>) => Promise<T>): Promise<T> {
+  const queue = createLoadQueue({ connection: redisConnection(c.redisUrl), name: c.loadQueue, attempts: c.loadAttempts });
+  try {
+    return await work(queue);
+  } finally {
+    await queue.close();
+  }
 }
 
 function describeFailure(e: unknown, err: Out): number {

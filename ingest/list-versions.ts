@@ -2,6 +2,7 @@ import { openReadOnly } from '../shared/duckdb-open.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { listVersionFiles } from '../shared/version-files.ts';
 import { TABLES } from '../shared/version-schema.ts';
+import type { LoadReport } from './load-report.ts';
 
 export interface VersionSummary {
   readonly label: string;
@@ -14,6 +15,9 @@ export interface VersionSummary {
   readonly first_week: string | null;
   readonly last_week: string | null;
   readonly bytes: number;
+  /** Content identity of the drop the version was built from. */
+  readonly drop_id: string;
+  readonly report: LoadReport;
 }
 
 /** Every version file in `dataDir` with its metadata, oldest first. */
@@ -26,12 +30,12 @@ export async function listVersions(dataDir: string, memoryLimit: string): Promis
       const conn = await db.connect();
       try {
         const row = (await conn.runAndReadAll(`SELECT built_at, release_month, core_rows, weekly_rows, weeks_covered,
-            strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
+            strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week, drop_id, CAST(report AS VARCHAR) AS report FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
         out.push({
           label: v.label, current: v.label === current, built_at: String(row['built_at']), release_month: String(row['release_month']),
           core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']), weeks_covered: Number(row['weeks_covered']),
           first_week: row['first_week'] === null ? null : String(row['first_week']), last_week: row['last_week'] === null ? null : String(row['last_week']),
-          bytes: v.bytes,
+          bytes: v.bytes, drop_id: String(row['drop_id']), report: JSON.parse(String(row['report'])) as LoadReport,
         });
       } finally {
         conn.closeSync();

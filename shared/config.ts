@@ -39,6 +39,18 @@ export interface Config {
   readonly maxRejectShare: number;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: string;
+  /** Redis for the load queue (REDIS_URL, default redis://127.0.0.1:6379). */
+  readonly redisUrl: string;
+  /** BullMQ queue name for loads (LOAD_QUEUE, default placedata-loads). */
+  readonly loadQueue: string;
+  /** Versions kept; the current one and the one before it are never deleted (RETAIN_VERSIONS, default 5). */
+  readonly retainVersions: number;
+  /** Tries per load job for transient failures (LOAD_ATTEMPTS, default 5). */
+  readonly loadAttempts: number;
+  /** How long a worker's job lock lasts without renewal; a killed worker's job is retried after it (WORKER_LOCK_MS, default 30000). */
+  readonly workerLockMs: number;
+  /** How many times a job may be found abandoned by a dead worker before it fails (WORKER_MAX_STALLS, default 10). */
+  readonly workerMaxStalls: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -68,6 +80,13 @@ function memoryVar(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw)) throw invalid(name, raw, 'a size such as 512MB or 2GB');
+  return raw;
+}
+
+function nameVar(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[A-Za-z0-9._-]{1,100}$/.test(raw)) throw invalid(name, raw, 'letters, digits, ".", "_" or "-"');
   return raw;
 }
 
@@ -101,5 +120,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
     logLevel,
+    redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
+    loadQueue: nameVar(env, 'LOAD_QUEUE', 'placedata-loads'),
+    retainVersions: intVar(env, 'RETAIN_VERSIONS', 5, 2, 10_000),
+    loadAttempts: intVar(env, 'LOAD_ATTEMPTS', 5, 1, 100),
+    workerLockMs: intVar(env, 'WORKER_LOCK_MS', 30_000, 500, 3_600_000),
+    workerMaxStalls: intVar(env, 'WORKER_MAX_STALLS', 10, 0, 1000),
   });
 }

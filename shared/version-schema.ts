@@ -58,7 +58,8 @@ export const VERSION_DDL: readonly string[] = [
   `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE NOT NULL)`,
   `CREATE TABLE ${TABLES.info} (label VARCHAR NOT NULL, built_at VARCHAR NOT NULL, release_month VARCHAR NOT NULL,
      schema_version INTEGER NOT NULL, core_rows BIGINT NOT NULL, weekly_rows BIGINT NOT NULL,
-     first_week DATE, last_week DATE, weeks_covered INTEGER NOT NULL, report JSON NOT NULL)`,
+     first_week DATE, last_week DATE, weeks_covered INTEGER NOT NULL, report JSON NOT NULL,
+     drop_id VARCHAR NOT NULL)`,
   `CREATE TABLE ${TABLES.sources} (path VARCHAR NOT NULL, bytes BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
      product VARCHAR NOT NULL, rows_read BIGINT NOT NULL, rows_loaded BIGINT NOT NULL)`,
 ];

@@ -1,0 +1,39 @@
+import { loadConfig } from '../shared/config.ts';
+import { isAppError } from '../shared/errors.ts';
+import { createLogger } from '../shared/logger.ts';
+import { createLoadWorker } from './load-worker.ts';
+import { redisConnection } from './redis-connection.ts';
+import { cleanStaleBuilds } from './temp-files.ts';
+
+/** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${isAppError(err) ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel, 'worker');
+  const removed = await cleanStaleBuilds(config.dataDir);
+  if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
+  const worker = createLoadWorker({
+    connection: redisConnection(config.redisUrl), queueName: config.loadQueue, dataDir: config.dataDir,
+    build: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
+    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls,
+  }, log);
+  worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
+  await worker.waitUntilReady();
+  log.info({ queue: config.loadQueue, pid: process.pid }, 'worker ready');
+  const stop = (signal: string) => {
+    // BullMQ's close() waits for the job in progress to finish; a second signal abandons it
+    // (its lock lapses and another worker retries it; the load publishes nothing until the end).
+    log.info({ signal }, 'finishing the current job, then stopping');
+    process.once(signal as NodeJS.Signals, () => process.exit(1));
+    worker.close().then(() => process.exit(0), () => process.exit(1));
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+await main();

@@ -1,0 +1,26 @@
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { readPointer, writePointer } from '../shared/pointer.ts';
+import { listVersionFiles } from '../shared/version-files.ts';
+import { verifyBuiltFile } from './publish-version.ts';
+
+/**
+ * Points the service at a retained version: `label`, or with `previous` the version built just
+ * before the current one. The target is verified before the pointer moves.
+ * @throws AppError VERSION_NOT_FOUND
+ */
+export async function rollback(dataDir: string, target: { label?: string; previous?: boolean }, memoryLimit: string): Promise<{ from: string | null; to: string }> {
+  const versions = await listVersionFiles(dataDir);
+  const current = await readPointer(dataDir);
+  let to: string | undefined;
+  if (target.previous) {
+    const index = versions.findIndex((v) => v.label === current);
+    if (index <= 0) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, 'no version was built before the current one');
+    to = versions[index - 1]!.label;
+  } else {
+    to = versions.find((v) => v.label === target.label)?.label;
+    if (!to) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(target.label ?? '')}`);
+  }
+  await verifyBuiltFile(versions.find((v) => v.label === to)!.file, to, memoryLimit);
+  await writePointer(dataDir, to);
+  return { from: current, to };
+}
