@@ -1,0 +1,31 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export interface Spawned {
+  readonly child: ChildProcess;
+  readonly output: () => string;
+  /** Resolves with the exit code (or the signal's name). */
+  readonly exited: Promise<number | string>;
+}
+
+/** Starts one of the project's entry points with its own environment; output is kept for asserts. */
+export function spawnEntry(entry: string, env: Record<string, string>): Spawned {
+  const child = spawn(process.execPath, [path.resolve(entry)], {
+    env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  const exited = new Promise<number | string>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return { child, output: () => text, exited };
+}
+
+/** Waits until the process prints `marker` (bounded), or throws with what it printed. */
+export async function waitForOutput(p: Spawned, marker: string, boundMs = 15000): Promise<void> {
+  const deadline = Date.now() + boundMs;
+  while (!p.output().includes(marker)) {
+    if (Date.now() > deadline || p.child.exitCode !== null) throw new Error(`no "${marker}" from the process; it printed:\n${p.output()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
