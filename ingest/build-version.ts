@@ -1,38 +1,24 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { CORE_COLUMNS, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, WEEKLY_COLUMNS } from '../shared/version-schema.ts';
-import { inspectDrop, type DropFile } from './drop-files.ts';
-import { stageProduct } from './stage-product.ts';
+import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
+import { productTablesDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
 import { checkProduct } from './check-product.ts';
-import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
+import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { registerPlacekeyUdf } from './placekey-udf.ts';
-import { quoteLiteral } from './sql.ts';
+import { productLayout, type ProductLayout } from './product-layout.ts';
+import { stageProduct } from './stage-product.ts';
+import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
   readonly threads: number | null;
   readonly tempDir: string;
   readonly maxRejectShare: number;
-}
-
-export interface BuildInput {
-  /** Where the new file is written (a temp name; publishing renames it). */
-  readonly targetFile: string;
-  readonly inputs: readonly string[];
-  /** `YYYY-MM` from the operator, or null to take it from the data. */
-  readonly month: string | null;
-  /** The version being served, to carry weeks (and core, if the drop has none) forward. */
-  readonly previousFile: string | null;
-  readonly builtAt: Date;
-  /** Names the version once its release month is known. */
-  readonly labelFor: (releaseMonth: string) => string;
-  /** The drop's content identity (recorded so a retried job can tell it already published). */
-  readonly drop: DropIdentity;
-  readonly onProgress?: (progress: LoadProgress) => void;
 }
 
 /** Where a load is: its phase and a rough overall percentage. */
@@ -42,12 +28,30 @@ export interface LoadProgress {
   readonly rows?: number;
 }
 
+export interface BuildInput {
+  /** Where the new file is written (a temp name; publishing renames it). */
+  readonly targetFile: string;
+  /** `YYYY-MM` from the operator, or null to take it from the data. */
+  readonly month: string | null;
+  /** The version being served, to carry weeks (and core, if the drop has none) forward. */
+  readonly previousFile: string | null;
+  readonly builtAt: Date;
+  /** Names the version once its release month is known. */
+  readonly labelFor: (releaseMonth: string) => string;
+  /** The drop's files and content identity (recorded so a retried job can tell it already published). */
+  readonly drop: DropIdentity;
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
 export interface BuildResult {
   readonly label: string;
   readonly report: LoadReport;
 }
 
-const WEEKLY_ONLY_COLUMNS = ['date_range_start', 'date_range_end', 'raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'];
+const RULES: Readonly<Record<Product, { reasonSql: string; keySql: string }>> = {
+  core: { reasonSql: CORE_REASON_SQL, keySql: 'placekey' },
+  weekly: { reasonSql: WEEKLY_REASON_SQL, keySql: `placekey, ${WEEK_START_SQL}` },
+};
 
 async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
   await mkdir(s.tempDir, { recursive: true });
@@ -57,13 +61,6 @@ async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDB
   const conn = await db.connect();
   registerPlacekeyUdf(conn);
   return { db, conn };
-}
-
-function filesFor(files: readonly DropFile[], product: Product) {
-  return files
-    .map((file, index) => ({ file, index }))
-    .filter(({ file }) => file.products === 'combined' || file.products === product)
-    .map(({ file, index }) => ({ file, index, onlyRowsWith: product === 'weekly' && file.products === 'combined' ? WEEKLY_ONLY_COLUMNS : undefined }));
 }
 
 function assertUsable(product: Product, r: ProductReport, maxShare: number, report: LoadReport): void {
@@ -77,9 +74,49 @@ function assertUsable(product: Product, r: ProductReport, maxShare: number, repo
   }
 }
 
-async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
-  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM new_weekly`)).getRowObjectsJS()[0];
-  return row && row['m'] !== null ? String(row['m']) : null;
+/** Extra columns of the previous version's table, so carried-forward rows keep them. */
+async function previousExtras(conn: DuckDBConnection, table: string, known: ReadonlySet<string>): Promise<ExtraColumnDdl[]> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name, data_type FROM duckdb_columns()
+    WHERE database_name = 'prev' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
+  return rows.map((r) => ({ name: String(r['column_name']), sqlType: String(r['data_type']) })).filter((c) => !known.has(c.name));
+}
+
+async function tableExtras(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean): Promise<ExtraColumnDdl[]> {
+  const fromDrop = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind] }));
+  if (!hasPrevious) return fromDrop;
+  const known = new Set([...layout.spec.map((c) => c.name), 'week_start', ...fromDrop.map((c) => c.name)]);
+  const table = layout.product === 'core' ? TABLES.core : TABLES.weekly;
+  return [...fromDrop, ...(await previousExtras(conn, table, known))];
+}
+
+/** The SELECT list turning a checked (all-text) row into the product's typed row. */
+function typedSelect(layout: ProductLayout): string {
+  const spec = layout.spec.map((c) => (c.type === 'VARCHAR' ? quoteIdent(c.name) : `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`));
+  const extras = layout.extras.map((e) => `${parseSql(e.kind, quoteIdent(e.name))} AS ${quoteIdent(e.name)}`);
+  return [...spec, ...extras].join(', ');
+}
+
+/** Counts delivered values of extra columns that did not parse (stored as NULL, reported). */
+async function countUnparseable(conn: DuckDBConnection, layout: ProductLayout, checked: string): Promise<Record<string, number>> {
+  const typed = layout.extras.filter((e) => e.kind !== 'text' && e.kind !== 'json_text');
+  if (typed.length === 0) return {};
+  const counts = typed.map((e, i) => `count(*) FILTER (WHERE ${quoteIdent(e.name)} IS NOT NULL AND ${parseSql(e.kind, quoteIdent(e.name))} IS NULL)::BIGINT AS c${i}`);
+  const row = (await conn.runAndReadAll(`SELECT ${counts.join(', ')} FROM ${checked} WHERE reason IS NULL AND key_rank = 1`)).getRowObjectsJS()[0]!;
+  const out: Record<string, number> = {};
+  typed.forEach((e, i) => {
+    const n = Number(row[`c${i}`]);
+    if (n > 0) out[e.name] = n;
+  });
+  return out;
+}
+
+function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: number): LoadReport {
+  return {
+    files: files.map((f, i) => ({ path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256 })),
+    products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
+    weeks_carried_forward: 0, core_carried_forward: false, max_reject_share: maxShare,
+    ignored_columns: files.flatMap((f) => f.ignored.map((c) => `${path.basename(f.path)}: ${JSON.stringify(c)}`)),
+  };
 }
 
 /**
@@ -93,42 +130,35 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
   try {
     const progress = input.onProgress ?? (() => undefined);
     progress({ phase: 'inspect', percent: 1 });
-    for (const ddl of VERSION_DDL) await conn.run(ddl);
     const files = await inspectDrop(conn, input.drop.files.map((f) => f.path));
-    const report: LoadReport = {
-      files: [], products: {}, samples: [], release_month: '', release_month_source: 'argument',
-      weeks_loaded: [], weeks_carried_forward: 0, core_carried_forward: false, max_reject_share: settings.maxRejectShare,
-    };
-    for (const [i, f] of files.entries()) report.files.push({ path: f.path, products: f.products, bytes: f.bytes, sha256: input.drop.files[i]!.sha256 });
-    if (input.previousFile) await conn.run(`ATTACH ${quoteLiteral(input.previousFile)} AS prev (READ_ONLY)`);
+    const report = emptyReport(files, input.drop, settings.maxRejectShare);
+    const hasPrevious = input.previousFile !== null;
+    if (hasPrevious) await conn.run(`ATTACH ${quoteLiteral(input.previousFile!)} AS prev (READ_ONLY)`);
+    const layouts = { core: productLayout('core', files), weekly: productLayout('weekly', files) };
+    for (const ddl of [...productTablesDdl(await tableExtras(conn, layouts.core, hasPrevious), await tableExtras(conn, layouts.weekly, hasPrevious)), ...VERSION_DDL]) await conn.run(ddl);
 
-    const coreFiles = filesFor(files, 'core');
-    const weeklyFiles = filesFor(files, 'weekly');
-    progress({ phase: 'stage', percent: 5 });
-    if (coreFiles.length) {
-      await stageProduct(conn, 'stage_core', CORE_COLUMNS, coreFiles);
-      const checked = await checkProduct(conn, { product: 'core', staged: 'stage_core', checked: 'checked_core', reasonSql: CORE_REASON_SQL, keySql: 'placekey' }, files);
-      report.products.core = checked.report;
+    let rowsRead = 0;
+    for (const layout of Object.values(layouts)) {
+      if (layout.files.length === 0) continue;
+      progress({ phase: 'stage', percent: layout.product === 'core' ? 5 : 25, rows: rowsRead });
+      await stageProduct(conn, `stage_${layout.product}`, layout.stage, layout.files);
+      progress({ phase: 'check', percent: layout.product === 'core' ? 20 : 45, rows: rowsRead });
+      const checked = await checkProduct(conn, { product: layout.product, staged: `stage_${layout.product}`, checked: `checked_${layout.product}`, ...RULES[layout.product] }, files);
+      const unparseable = await countUnparseable(conn, layout, `checked_${layout.product}`);
+      report.products[layout.product] = { ...checked.report, unparseable_values: unparseable };
       report.samples.push(...checked.samples);
-    }
-    if (weeklyFiles.length) {
-      progress({ phase: 'stage', percent: 20, rows: report.products.core?.rows_read ?? 0 });
-      await stageProduct(conn, 'stage_weekly', WEEKLY_COLUMNS, weeklyFiles);
-      const checked = await checkProduct(conn, { product: 'weekly', staged: 'stage_weekly', checked: 'checked_weekly', reasonSql: WEEKLY_REASON_SQL, keySql: `placekey, ${WEEK_START_SQL}` }, files);
-      report.products.weekly = checked.report;
-      report.samples.push(...checked.samples);
+      rowsRead += checked.report.rows_read;
     }
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
-    const rowsRead = Object.values(report.products).reduce((n, r) => n + r.rows_read, 0);
     progress({ phase: 'write', percent: 60, rows: rowsRead });
-    await writeCore(conn, coreFiles.length > 0, input.previousFile !== null, report);
-    await writeWeekly(conn, weeklyFiles.length > 0, input.previousFile !== null, report);
+    await writeCore(conn, layouts.core, hasPrevious, report);
+    await writeWeekly(conn, layouts.weekly, hasPrevious, report);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
 
     if (input.month) report.release_month = input.month;
     else {
-      const fromData = weeklyFiles.length ? await monthFromData(conn) : null;
+      const fromData = layouts.weekly.files.length ? await monthFromData(conn) : null;
       report.release_month = fromData ?? input.builtAt.toISOString().slice(0, 7);
       report.release_month_source = fromData ? 'data' : 'build_time';
     }
@@ -143,30 +173,34 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
   }
 }
 
-async function writeCore(conn: DuckDBConnection, delivered: boolean, hasPrevious: boolean, report: LoadReport): Promise<void> {
-  const cols = CORE_COLUMNS.map((c) => c.name);
-  if (delivered) {
-    const exprs = CORE_COLUMNS.map((c) => (c.type === 'VARCHAR' ? c.name : `CAST(${c.name} AS ${c.type}) AS ${c.name}`));
-    await conn.run(`INSERT INTO ${TABLES.core} SELECT ${exprs.join(', ')} FROM checked_core
-      WHERE reason IS NULL AND key_rank = 1 ORDER BY placekey`);
+async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM new_weekly`)).getRowObjectsJS()[0];
+  return row && row['m'] !== null ? String(row['m']) : null;
+}
+
+const USABLE = 'WHERE reason IS NULL AND key_rank = 1';
+
+async function writeCore(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean, report: LoadReport): Promise<void> {
+  if (layout.files.length > 0) {
+    await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT ${typedSelect(layout)} FROM checked_core ${USABLE} ORDER BY placekey`);
   } else if (hasPrevious) {
-    await conn.run(`INSERT INTO ${TABLES.core} SELECT ${cols.join(', ')} FROM prev.${TABLES.core} ORDER BY placekey`);
+    await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT * FROM prev.${TABLES.core} ORDER BY placekey`);
     report.core_carried_forward = true;
   }
 }
 
-async function writeWeekly(conn: DuckDBConnection, delivered: boolean, hasPrevious: boolean, report: LoadReport): Promise<void> {
-  const cols = [...WEEKLY_COLUMNS.map((c) => c.name), 'week_start'];
-  const exprs = WEEKLY_COLUMNS.map((c) => (c.type === 'VARCHAR' ? c.name : `CAST(${c.name} AS ${c.type}) AS ${c.name}`));
-  await conn.run(`CREATE TEMP TABLE new_weekly AS SELECT ${exprs.join(', ')}, ${WEEK_START_SQL} AS week_start
-    FROM ${delivered ? 'checked_weekly WHERE reason IS NULL AND key_rank = 1' : `${TABLES.weekly} WHERE false`}`);
+async function writeWeekly(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean, report: LoadReport): Promise<void> {
+  const source = layout.files.length > 0
+    ? `SELECT ${typedSelect(layout)}, ${WEEK_START_SQL} AS week_start FROM checked_weekly ${USABLE}`
+    : `SELECT * FROM ${TABLES.weekly} WHERE false`;
+  await conn.run(`CREATE TEMP TABLE new_weekly AS ${source}`);
   const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM new_weekly ORDER BY w`)).getRowObjectsJS();
   report.weeks_loaded = weeks.map((w) => String(w['w']));
   // A week delivered again replaces that week; every other retained week carries forward.
   const carried = hasPrevious
-    ? `UNION ALL SELECT ${cols.join(', ')} FROM prev.${TABLES.weekly} WHERE week_start NOT IN (SELECT week_start FROM new_weekly)`
+    ? `UNION ALL BY NAME SELECT * FROM prev.${TABLES.weekly} WHERE week_start NOT IN (SELECT week_start FROM new_weekly)`
     : '';
-  await conn.run(`INSERT INTO ${TABLES.weekly} SELECT * FROM (SELECT ${cols.join(', ')} FROM new_weekly ${carried}) ORDER BY placekey, week_start`);
+  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM (SELECT * FROM new_weekly ${carried}) ORDER BY placekey, week_start`);
   if (hasPrevious) {
     const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM ${TABLES.weekly} WHERE week_start NOT IN (SELECT week_start FROM new_weekly)`)).getRowObjectsJS()[0]!;
     report.weeks_carried_forward = Number(row['n']);
@@ -175,23 +209,18 @@ async function writeWeekly(conn: DuckDBConnection, delivered: boolean, hasPrevio
 
 async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {
   for (const [index, f] of files.entries()) {
-    const counts = await countsForFile(conn, index, report);
+    let read = 0;
+    let loaded = 0;
+    for (const product of Object.keys(report.products)) {
+      const row = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL AND key_rank = 1)::BIGINT AS l
+        FROM checked_${product} WHERE file_idx = $idx`, { idx: index })).getRowObjectsJS()[0]!;
+      read += Number(row['r']);
+      loaded += Number(row['l']);
+    }
     await conn.run(`INSERT INTO ${TABLES.sources} VALUES ($path, $bytes, $sha, $products, $read, $loaded)`, {
-      path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read: counts.read, loaded: counts.loaded,
+      path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read, loaded,
     });
   }
-}
-
-async function countsForFile(conn: DuckDBConnection, index: number, report: LoadReport): Promise<{ read: number; loaded: number }> {
-  let read = 0;
-  let loaded = 0;
-  for (const product of Object.keys(report.products)) {
-    const row = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL AND key_rank = 1)::BIGINT AS l
-      FROM checked_${product} WHERE file_idx = $idx`, { idx: index })).getRowObjectsJS()[0]!;
-    read += Number(row['r']);
-    loaded += Number(row['l']);
-  }
-  return { read, loaded };
 }
 
 /** Writes the version_info row: label, build time, release month, counts, weeks, report. */

@@ -1,4 +1,4 @@
-import { readdir, stat } from 'node:fs/promises';
+import { glob, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
@@ -13,6 +13,10 @@ export interface DropFile {
   readonly bytes: number;
   /** Lower-cased, trimmed header name -> the name as delivered (to quote in SQL). */
   readonly columns: ReadonlyMap<string, string>;
+  /** Lower-cased header name -> DuckDB type as read (VARCHAR for CSV; typed for Parquet). */
+  readonly types: ReadonlyMap<string, string>;
+  /** Headers not loaded: unnamed index columns written by pandas or Excel. */
+  readonly ignored: readonly string[];
   readonly products: FileProducts;
 }
 
@@ -24,10 +28,25 @@ function formatOf(file: string): FileFormat | null {
   return null;
 }
 
-/** Expands the drop arguments (folders and files) to data files, in a stable order. */
+async function expandGlobs(inputs: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const input of inputs) {
+    if (!/[*?[]/.test(input)) {
+      out.push(input);
+      continue;
+    }
+    const matches: string[] = [];
+    for await (const m of glob(input)) matches.push(m);
+    if (matches.length === 0) throw new AppError(ErrorCodes.BAD_DROP, `no file matches ${input}`);
+    out.push(...matches.sort());
+  }
+  return out;
+}
+
+/** Expands the drop arguments (folders, files and globs) to data files, in a stable order. */
 export async function resolveDropPaths(inputs: readonly string[]): Promise<string[]> {
   const files: string[] = [];
-  for (const input of inputs) {
+  for (const input of await expandGlobs(inputs)) {
     const info = await stat(input).catch(() => null);
     if (!info) throw new AppError(ErrorCodes.BAD_DROP, `drop path not found: ${input}`);
     if (info.isDirectory()) {
@@ -51,17 +70,30 @@ export function readerSql(format: FileFormat): string {
     : "read_csv($file, header = true, all_varchar = true, quote = '\"', escape = '\"', strict_mode = false)";
 }
 
-async function readColumns(conn: DuckDBConnection, file: string, format: FileFormat): Promise<Map<string, string>> {
-  let names: string[];
+/** DuckDB's names for columns whose header is empty (a pandas index, an Excel row number). */
+const UNNAMED_RE = /^column\d+$/;
+
+async function readColumns(conn: DuckDBConnection, file: string, format: FileFormat) {
+  let rows: { name: string; type: string }[];
   try {
     const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${readerSql(format)}`, { file });
-    names = reader.getRowObjectsJS().map((r) => String(r['column_name']));
+    rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
   } catch (err) {
     throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file)}: ${firstLine(err)}`);
   }
   const columns = new Map<string, string>();
-  for (const name of names) columns.set(name.replace(/^\uFEFF/, '').trim().toLowerCase(), name);
-  return columns;
+  const types = new Map<string, string>();
+  const ignored: string[] = [];
+  for (const { name, type } of rows) {
+    const key = name.replace(/^\uFEFF/, '').trim().toLowerCase();
+    if (UNNAMED_RE.test(key) || key === '' || columns.has(key)) {
+      ignored.push(name);
+      continue;
+    }
+    columns.set(key, name);
+    types.set(key, type);
+  }
+  return { columns, types, ignored };
 }
 
 function firstLine(err: unknown): string {
@@ -74,7 +106,10 @@ function firstLine(err: unknown): string {
  */
 export function productsOf(file: string, columns: ReadonlyMap<string, string>): FileProducts {
   const has = (name: string): boolean => columns.has(name);
-  const weekly = has('date_range_start') && (has('raw_visit_counts') || has('visits_by_day'));
+  if (has('related_same_month_brand') || has('popularity_by_day')) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: monthly patterns (month-long date ranges, related_same_month_brand/popularity_by_day columns) are not a product this service loads yet`);
+  }
+  const weekly = has('date_range_start') && ['raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'].some(has);
   const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
   const name = path.basename(file);
   if (!weekly && !core) throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places nor weekly patterns`);
@@ -94,8 +129,8 @@ export async function inspectDrop(conn: DuckDBConnection, inputs: readonly strin
     const format = formatOf(file)!;
     const bytes = (await stat(file)).size;
     if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: the file is empty`);
-    const columns = await readColumns(conn, file, format);
-    files.push({ path: file, format, bytes, columns, products: productsOf(file, columns) });
+    const { columns, types, ignored } = await readColumns(conn, file, format);
+    files.push({ path: file, format, bytes, columns, types, ignored, products: productsOf(file, columns) });
   }
   return files;
 }

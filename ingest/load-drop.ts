@@ -75,7 +75,7 @@ export async function loadDrop(opts: LoadOptions): Promise<LoadResult> {
   const temp = buildTempPath(opts.dataDir);
   try {
     const { label, report } = await buildVersion({
-      targetFile: temp, inputs: opts.inputs, month: opts.month, builtAt, drop, onProgress: progress,
+      targetFile: temp, month: opts.month, builtAt, drop, onProgress: progress,
       previousFile: current ? versionFilePath(opts.dataDir, current) : null,
       labelFor: (month) => makeLabel(epoch, month),
     }, opts.settings);

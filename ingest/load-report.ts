@@ -9,6 +9,8 @@ export interface ProductReport {
   rejected_total: number;
   /** Rows dropped because an earlier row had the same key (placekey, or placekey and week). */
   duplicates_dropped: number;
+  /** Delivered values of extra columns that did not parse as their type, by column (stored as NULL). */
+  unparseable_values?: Record<string, number>;
 }
 
 export interface RejectedSample {
@@ -31,6 +33,8 @@ export interface LoadReport {
   weeks_carried_forward: number;
   core_carried_forward: boolean;
   max_reject_share: number;
+  /** Columns not loaded (unnamed index columns), as `file: "name"`. */
+  ignored_columns: string[];
 }
 
 /** Human-readable lines for the CLI. */
@@ -39,8 +43,10 @@ export function formatReport(report: LoadReport): string {
   for (const [product, r] of Object.entries(report.products)) {
     lines.push(`${product}: read ${r.rows_read}, loaded ${r.rows_loaded}, rejected ${r.rejected_total}, duplicates dropped ${r.duplicates_dropped}`);
     for (const [reason, count] of Object.entries(r.rejected)) lines.push(`  rejected ${reason}: ${count}`);
+    for (const [column, count] of Object.entries(r.unparseable_values ?? {})) lines.push(`  unparseable ${column} (kept as null): ${count}`);
   }
   for (const s of report.samples.slice(0, 10)) lines.push(`  e.g. ${s.product} ${s.file} row ${s.row}: ${s.reason} (${s.placekey ?? 'no placekey'})`);
+  if (report.ignored_columns.length) lines.push(`ignored unnamed columns: ${report.ignored_columns.join(', ')}`);
   if (report.weeks_loaded.length) lines.push(`weeks loaded: ${report.weeks_loaded.join(', ')}`);
   if (report.weeks_carried_forward) lines.push(`weeks carried forward: ${report.weeks_carried_forward}`);
   if (report.core_carried_forward) lines.push('core carried forward from the previous version');

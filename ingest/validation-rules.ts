@@ -10,9 +10,9 @@ export const REJECT_REASONS = {
   unparseable_naics_code: 'naics_code is not an integer',
   bad_date_range_start: 'date_range_start is not a local Monday midnight with offset (YYYY-MM-DDT00:00:00+HH:MM)',
   bad_date_range_end: 'date_range_end is not a local midnight with offset',
-  unparseable_raw_visit_counts: 'raw_visit_counts is missing or not an integer',
+  unparseable_raw_visit_counts: 'raw_visit_counts is not an integer',
   unparseable_raw_visitor_counts: 'raw_visitor_counts is not an integer',
-  unparseable_visits_by_day: 'visits_by_day is missing or not a JSON list of integers',
+  unparseable_visits_by_day: 'visits_by_day is not a JSON list of integers',
   visits_by_day_not_7: 'visits_by_day does not hold 7 values',
   visits_by_day_sum_mismatch: 'visits_by_day does not sum to raw_visit_counts',
 } as const;
@@ -34,12 +34,19 @@ export const WEEKLY_REASON_SQL = `CASE ${PLACEKEY_RULES}
   WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
     OR ${START_DATE} IS NULL OR isodow(${START_DATE}) <> 1 THEN 'bad_date_range_start'
   WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
-  WHEN raw_visit_counts IS NULL OR TRY_CAST(raw_visit_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visit_counts'
+  WHEN raw_visit_counts IS NOT NULL AND TRY_CAST(raw_visit_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visit_counts'
   WHEN raw_visitor_counts IS NOT NULL AND TRY_CAST(raw_visitor_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visitor_counts'
-  WHEN visits_by_day IS NULL OR ${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS}) THEN 'unparseable_visits_by_day'
-  WHEN len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
-  WHEN list_sum(${VISITS}) <> TRY_CAST(raw_visit_counts AS INTEGER) THEN 'visits_by_day_sum_mismatch'
+  WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
+  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
+  WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
+    AND list_sum(${VISITS}) <> TRY_CAST(raw_visit_counts AS INTEGER) THEN 'visits_by_day_sum_mismatch'
 END`;
+
+/*
+ * Counts and visits_by_day may be absent (a file that cuts the product to a few columns, such as
+ * a shop export with only raw_visitor_count): they are checked when present, and must agree when
+ * both are there. A row needs a valid Placekey and a valid week to be usable.
+ */
 
 /** The week a staged weekly row belongs to: the local date of its Monday, as delivered. */
 export const WEEK_START_SQL = START_DATE;

@@ -2,6 +2,8 @@
  * The tables of a version file: the contract between ingest (which writes them) and the API
  * (which only reads them). Bump SCHEMA_VERSION on any change a reader must know about.
  */
+import { quoteIdent } from './sql.ts';
+
 export const SCHEMA_VERSION = 1;
 
 export const TABLES = {
@@ -52,10 +54,29 @@ function columnsDdl(columns: readonly ColumnSpec[]): string {
   return columns.map((c) => `${c.name} ${c.type}`).join(', ');
 }
 
-/** DDL of an empty version file, in creation order. */
+/** A delivered column beyond the spec's, with its SQL type (from shared/column-catalog.ts). */
+export interface ExtraColumnDdl {
+  readonly name: string;
+  readonly sqlType: string;
+}
+
+function extrasDdl(extras: readonly ExtraColumnDdl[]): string {
+  return extras.map((c) => `, ${quoteIdent(c.name)} ${c.sqlType}`).join('');
+}
+
+/**
+ * The product tables: the spec's columns first, in the order above, then every other delivered
+ * column (named as delivered, lower-cased).
+ */
+export function productTablesDdl(coreExtras: readonly ExtraColumnDdl[], weeklyExtras: readonly ExtraColumnDdl[]): string[] {
+  return [
+    `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}${extrasDdl(coreExtras)}, PRIMARY KEY (placekey))`,
+    `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE NOT NULL${extrasDdl(weeklyExtras)})`,
+  ];
+}
+
+/** The tables every version file has besides the products. */
 export const VERSION_DDL: readonly string[] = [
-  `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}, PRIMARY KEY (placekey))`,
-  `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE NOT NULL)`,
   `CREATE TABLE ${TABLES.info} (label VARCHAR NOT NULL, built_at VARCHAR NOT NULL, release_month VARCHAR NOT NULL,
      schema_version INTEGER NOT NULL, core_rows BIGINT NOT NULL, weekly_rows BIGINT NOT NULL,
      first_week DATE, last_week DATE, weeks_covered INTEGER NOT NULL, report JSON NOT NULL,

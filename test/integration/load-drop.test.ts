@@ -67,7 +67,8 @@ describe('loading a drop into a version file', () => {
     const types = await queryFile(result.file, `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'weekly_patterns' ORDER BY ordinal_position`);
     expect(types.map((t) => `${t['column_name']} ${t['data_type']}`)).to.deep.equal([
       'placekey VARCHAR', 'location_name VARCHAR', 'street_address VARCHAR', 'city VARCHAR', 'region VARCHAR', 'date_range_start VARCHAR',
-      'date_range_end VARCHAR', 'raw_visit_counts INTEGER', 'raw_visitor_counts INTEGER', 'visits_by_day INTEGER[]', 'week_start DATE']);
+      'date_range_end VARCHAR', 'raw_visit_counts INTEGER', 'raw_visitor_counts INTEGER', 'visits_by_day INTEGER[]', 'week_start DATE',
+      'postal_code VARCHAR', 'iso_country_code VARCHAR']);
   });
 
   it('rejects bad rows with a counted, sampled report and keeps one row per (placekey, week)', async () => {
@@ -86,7 +87,7 @@ describe('loading a drop into a version file', () => {
     const file = path.basename(path.join(drop, 'patterns.csv'));
     expect(result.report.products).to.deep.equal({
       weekly: {
-        rows_read: 8, rows_loaded: 2, rejected_total: 5, duplicates_dropped: 1,
+        rows_read: 8, rows_loaded: 2, rejected_total: 5, duplicates_dropped: 1, unparseable_values: {},
         rejected: { bad_date_range_start: 1, malformed_placekey: 1, missing_placekey: 1, visits_by_day_not_7: 1, visits_by_day_sum_mismatch: 1 },
       },
     });
@@ -113,7 +114,7 @@ describe('loading a drop into a version file', () => {
     const err = await loadDrop({ dataDir, inputs: [bad], month: '2022-05', settings: settings() }).then(() => null, (e) => e);
     expect(err.code).to.equal('BAD_DROP');
     expect(err.message).to.equal('66.7% of core rows were rejected, above the 5.0% allowed');
-    expect(err.details.report.products.core).to.deep.equal({ rows_read: 3, rows_loaded: 1, rejected_total: 2, duplicates_dropped: 0, rejected: { malformed_placekey: 1, unparseable_naics_code: 1 } });
+    expect(err.details.report.products.core).to.deep.equal({ rows_read: 3, rows_loaded: 1, rejected_total: 2, duplicates_dropped: 0, unparseable_values: {}, rejected: { malformed_placekey: 1, unparseable_naics_code: 1 } });
     expect(await readPointer(dataDir)).to.equal(first.label);
     expect((await readdir(dataDir)).sort()).to.deep.equal(before);
   });

@@ -1,0 +1,98 @@
+/**
+ * Every delivered column we know, with the type it is stored as and the product(s) it belongs
+ * to. Columns the spec names are in version-schema.ts; these are the rest of the full products
+ * (../shared/reference/place-api-background.md). A delivered column not listed here is stored as
+ * text under its header name.
+ *
+ * Kinds: `text` kept exactly as delivered (numeric-looking text stays text); `json_text` JSON
+ * kept as its text (open_hours); `csv_list` comma-joined text to a list; `int_list` a JSON array;
+ * `int_map` a JSON object of string to integer; numbers and booleans as such.
+ */
+export type ColumnKind = 'text' | 'json_text' | 'csv_list' | 'int_list' | 'int_map' | 'double' | 'bigint' | 'boolean';
+
+export const KIND_SQL_TYPE: Readonly<Record<ColumnKind, string>> = {
+  text: 'VARCHAR', json_text: 'VARCHAR', csv_list: 'VARCHAR[]', int_list: 'INTEGER[]',
+  int_map: 'MAP(VARCHAR, INTEGER)', double: 'DOUBLE', bigint: 'BIGINT', boolean: 'BOOLEAN',
+};
+
+type Products = 'core' | 'weekly' | 'both';
+
+const c = (kind: ColumnKind, products: Products) => ({ kind, products });
+
+export const EXTRA_COLUMNS: Readonly<Record<string, { kind: ColumnKind; products: Products }>> = {
+  parent_placekey: c('text', 'both'),
+  safegraph_place_id: c('text', 'both'),
+  parent_safegraph_place_id: c('text', 'both'),
+  safegraph_brand_ids: c('csv_list', 'both'),
+  brands: c('csv_list', 'both'),
+  store_id: c('text', 'core'),
+  latitude: c('double', 'core'),
+  longitude: c('double', 'core'),
+  phone_number: c('text', 'core'),
+  open_hours: c('json_text', 'core'),
+  category_tags: c('csv_list', 'core'),
+  opened_on: c('text', 'core'),
+  closed_on: c('text', 'core'),
+  tracking_opened_since: c('text', 'core'),
+  tracking_closed_since: c('text', 'core'),
+  websites: c('text', 'core'),
+  geometry_type: c('text', 'core'),
+  polygon_wkt: c('text', 'core'),
+  polygon_class: c('text', 'core'),
+  enclosed: c('boolean', 'core'),
+  is_synthetic: c('boolean', 'core'),
+  includes_parking_lot: c('boolean', 'core'),
+  wkt_area_sq_meters: c('double', 'core'),
+  postal_code: c('text', 'weekly'),
+  iso_country_code: c('text', 'weekly'),
+  visits_by_each_hour: c('int_list', 'weekly'),
+  poi_cbg: c('text', 'weekly'),
+  visitor_home_cbgs: c('int_map', 'weekly'),
+  visitor_home_aggregation: c('int_map', 'weekly'),
+  visitor_daytime_cbgs: c('int_map', 'weekly'),
+  visitor_work_cbgs: c('int_map', 'weekly'),
+  visitor_country_of_origin: c('int_map', 'weekly'),
+  distance_from_home: c('double', 'weekly'),
+  median_dwell: c('double', 'weekly'),
+  bucketed_dwell_times: c('int_map', 'weekly'),
+  related_same_day_brand: c('int_map', 'weekly'),
+  related_same_week_brand: c('int_map', 'weekly'),
+  device_type: c('int_map', 'weekly'),
+  normalized_visits_by_state_scaling: c('double', 'weekly'),
+  normalized_visits_by_region_naics_visits: c('double', 'weekly'),
+  normalized_visits_by_region_naics_visitors: c('double', 'weekly'),
+  normalized_visits_by_total_visits: c('double', 'weekly'),
+  normalized_visits_by_total_visitors: c('double', 'weekly'),
+};
+
+/** The kind of a delivered column that is not one of the spec's: catalogued, or text. */
+export function extraKind(name: string): ColumnKind {
+  return EXTRA_COLUMNS[name]?.kind ?? 'text';
+}
+
+/** Whether a column of a combined (core + patterns) file belongs to the given product. */
+export function belongsTo(name: string, product: 'core' | 'weekly'): boolean {
+  const entry = EXTRA_COLUMNS[name];
+  if (!entry) return product === 'core'; // an unknown column of a combined export is a place attribute
+  return entry.products === 'both' || entry.products === product;
+}
+
+/**
+ * SQL turning staged text (CSV text, or the JSON/text form of a typed Parquet value) into the
+ * column's type; a value that does not parse becomes NULL and is counted in the load report.
+ */
+export function parseSql(kind: ColumnKind, expr: string): string {
+  switch (kind) {
+    case 'text':
+    case 'json_text':
+      return expr;
+    case 'csv_list':
+      return `CASE WHEN ${expr} LIKE '[%' THEN TRY_CAST(TRY_CAST(${expr} AS JSON) AS VARCHAR[]) ELSE string_split(${expr}, ',') END`;
+    case 'int_list':
+      return `TRY_CAST(${expr} AS INTEGER[])`;
+    case 'int_map':
+      return `TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER))`;
+    default:
+      return `TRY_CAST(${expr} AS ${KIND_SQL_TYPE[kind]})`;
+  }
+}
