@@ -9,7 +9,7 @@ import { checkProduct } from './check-product.ts';
 import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
-import { registerPlacekeyUdf } from './placekey-udf.ts';
+import { collectInvalidPlacekeys } from './invalid-placekeys.ts';
 import { productLayout, type ProductLayout } from './product-layout.ts';
 import { stageProduct } from './stage-product.ts';
 import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
@@ -59,7 +59,6 @@ async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDB
   if (s.threads !== null) options['threads'] = String(s.threads);
   const db = await DuckDBInstance.create(file, options);
   const conn = await db.connect();
-  registerPlacekeyUdf(conn);
   return { db, conn };
 }
 
@@ -137,12 +136,15 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const layouts = { core: productLayout('core', files), weekly: productLayout('weekly', files) };
     for (const ddl of [...productTablesDdl(await tableExtras(conn, layouts.core, hasPrevious), await tableExtras(conn, layouts.weekly, hasPrevious)), ...VERSION_DDL]) await conn.run(ddl);
 
-    let rowsRead = 0;
-    for (const layout of Object.values(layouts)) {
-      if (layout.files.length === 0) continue;
-      progress({ phase: 'stage', percent: layout.product === 'core' ? 5 : 25, rows: rowsRead });
+    const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
+    for (const layout of delivered) {
+      progress({ phase: 'stage', percent: layout.product === 'core' ? 5 : 15 });
       await stageProduct(conn, `stage_${layout.product}`, layout.stage, layout.files);
-      progress({ phase: 'check', percent: layout.product === 'core' ? 20 : 45, rows: rowsRead });
+    }
+    progress({ phase: 'check', percent: 30 });
+    await collectInvalidPlacekeys(conn, delivered.map((l) => `stage_${l.product}`));
+    let rowsRead = 0;
+    for (const layout of delivered) {
       const checked = await checkProduct(conn, { product: layout.product, staged: `stage_${layout.product}`, checked: `checked_${layout.product}`, ...RULES[layout.product] }, files);
       const unparseable = await countUnparseable(conn, layout, `checked_${layout.product}`);
       report.products[layout.product] = { ...checked.report, unparseable_values: unparseable };
@@ -163,6 +165,8 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
       report.release_month_source = fromData ? 'data' : 'build_time';
     }
     await writeSources(conn, files, report);
+    // Staging tables are large; dropping them here is much faster than letting close() free them.
+    for (const table of ['stage_core', 'stage_weekly', 'checked_core', 'checked_weekly', 'new_weekly', 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     const label = input.labelFor(report.release_month);
     await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');

@@ -67,9 +67,12 @@ function program(config: () => Config, out: Out, err: Out): Command {
   cli.command('demo').description('Generate the bundled demo drop and load it.')
     .option('--if-missing', 'only when no version is current')
     .option('--out <dir>', 'write the demo drop to this folder instead of loading it')
-    .action(async (opts: { ifMissing?: boolean; out?: string }) => {
+    .option('--pois <n>', 'with --out: how many POIs (for trying larger drops)', String(DEMO_DEFAULTS.pois))
+    .action(async (opts: { ifMissing?: boolean; out?: string; pois: string }) => {
       if (opts.out) {
-        for (const file of await writeDemoDrop(opts.out, DEMO_DEFAULTS)) out(file);
+        const pois = Number(opts.pois);
+        if (!Number.isInteger(pois) || pois < 1 || pois > 2_000_000) throw new AppError(ErrorCodes.BAD_REQUEST, '--pois must be an integer from 1 to 2000000');
+        for (const file of await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois })) out(file);
         return;
       }
       await loadDemoIfMissing(config(), out, err, opts.ifMissing ?? false);

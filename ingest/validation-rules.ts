@@ -1,4 +1,5 @@
 import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
+import { INVALID_PLACEKEYS_TABLE } from './invalid-placekeys.ts';
 
 /**
  * Row rules, as SQL over the all-text staging tables. Each rule names the first reason a row is
@@ -21,7 +22,7 @@ export type RejectReason = keyof typeof REJECT_REASONS;
 
 const PLACEKEY_RULES = `
   WHEN placekey IS NULL THEN 'missing_placekey'
-  WHEN NOT placekey_is_valid(placekey) THEN 'malformed_placekey'`;
+  WHEN placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}) THEN 'malformed_placekey'`;
 
 export const CORE_REASON_SQL = `CASE ${PLACEKEY_RULES}
   WHEN naics_code IS NOT NULL AND TRY_CAST(naics_code AS INTEGER) IS NULL THEN 'unparseable_naics_code'

@@ -1,0 +1,33 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { isValidPlacekey } from '../shared/placekey.ts';
+
+/** The temp table of distinct staged Placekeys that break the rules (usually few or none). */
+export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';
+
+/**
+ * Checks each distinct staged Placekey once, in JavaScript, with exactly the rules the API
+ * applies (the H3 check cannot be written in SQL), and records the invalid ones for the row rules.
+ * Reading the distinct keys out in bulk is several times faster than a per-row scalar function:
+ * a key recurs in every week, and the function bridge costs microseconds per call.
+ */
+export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTables: readonly string[]): Promise<number> {
+  await conn.run(`CREATE TEMP TABLE ${INVALID_PLACEKEYS_TABLE} (placekey VARCHAR PRIMARY KEY)`);
+  if (stagedTables.length === 0) return 0;
+  const union = stagedTables.map((t) => `SELECT placekey FROM ${t}`).join(' UNION ');
+  const reader = await conn.runAndReadAll(`SELECT placekey FROM (${union}) WHERE placekey IS NOT NULL`);
+  const keys = reader.getColumnsJS()[0] ?? [];
+  const appender = await conn.createAppender(INVALID_PLACEKEYS_TABLE);
+  let invalid = 0;
+  try {
+    for (const key of keys) {
+      if (typeof key === 'string' && isValidPlacekey(key)) continue;
+      appender.appendVarchar(String(key));
+      appender.endRow();
+      invalid++;
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+  return invalid;
+}
