@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../../ingest/load-drop.ts';
+import { rollback } from '../../ingest/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -141,5 +142,24 @@ describe('loading a drop into a version file', () => {
     expect(await queryFile(second.file, `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM weekly_patterns ORDER BY w`)).to.deep.equal([
       { w: '2022-04-04', raw_visit_counts: 7 }, { w: '2022-04-11', raw_visit_counts: 21 }, { w: '2022-04-18', raw_visit_counts: 28 }]);
     expect(await queryFile(second.file, 'SELECT placekey, postal_code FROM places_core')).to.deep.equal([{ placekey: KEYS[0], postal_code: '02134' }]);
+  });
+
+  it('keeps the newest versions up to the retention count, never the current one or the one before it', async () => {
+    const labels: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const d = await newDrop();
+      await writeCsv(path.join(d, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, `v${i}`)]);
+      const r = await loadDrop({ dataDir, inputs: [d], month: '2022-04', settings: settings(), retain: 2 });
+      labels.push(r.label);
+      if (i === 3) expect(r.removedVersions).to.deep.equal([labels[1]]);
+    }
+    expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal(labels.slice(2).map((l) => `${l}.duckdb`));
+    // Pointing back at the older one, then loading, keeps the new current and the one before it.
+    await rollback(dataDir, { previous: true }, '512MB');
+    const d = await newDrop();
+    await writeCsv(path.join(d, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'v4')]);
+    const last = await loadDrop({ dataDir, inputs: [d], month: '2022-04', settings: settings(), retain: 2 });
+    expect(last.removedVersions).to.deep.equal([labels[2]]);
+    expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal([`${labels[3]}.duckdb`, `${last.label}.duckdb`]);
   });
 });

@@ -15,6 +15,7 @@ import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.ts
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
 import { redisConnection } from '../../ingest/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
+import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
 
 const run = promisify(execFile);
 
@@ -116,5 +117,34 @@ describe('the full round: enqueue -> worker -> API serves -> new drop -> hot swa
       const res = await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [KEYS[1]] } });
       expect(res.body.data.batch_lookup[0].placedata_core?.location_name).to.equal('From inbox');
     }, 15000);
+  });
+
+  it('SIGTERM to a worker mid-load lets the load finish, then the worker exits cleanly', async () => {
+    const big = path.join(dir, 'big');
+    await writeDemoDrop(big, { ...DEMO_DEFAULTS, pois: 20_000, seed: 3 });
+    const dataDir = path.join(dir, 'sigterm-data');
+    await mkdir(dataDir);
+    const own = { ...env, DATA_DIR: dataDir, LOAD_QUEUE: `${queue}-term` };
+    const w = spawnEntry('ingest/main.ts', own);
+    try {
+      await waitForOutput(w, 'worker ready');
+      const queued = await run(process.execPath, [path.resolve('bin/placedata.js'), 'enqueue', big], { env: { PATH: process.env['PATH'] ?? '', ...own } });
+      const jobId = /enqueued (\S+)/.exec(queued.stdout)![1]!;
+      await waitForOutput(w, '"load started"');
+      w.child.kill('SIGTERM');
+      expect(await w.exited).to.equal(0);
+      expect(w.output()).to.contain('"load published"');
+      const q = new Queue(own.LOAD_QUEUE, { connection: redisConnection('redis://127.0.0.1:6379') });
+      try {
+        const job = await q.getJob(jobId);
+        expect(await job!.getState()).to.equal('completed');
+        expect(await readPointer(dataDir)).to.equal(job!.returnvalue.label);
+      } finally {
+        await q.obliterate({ force: true });
+        await q.close();
+      }
+    } finally {
+      if (w.child.exitCode === null) w.child.kill('SIGKILL');
+    }
   });
 });

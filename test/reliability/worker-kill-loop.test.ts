@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { Queue } from 'bullmq';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { writeDemoDrop, DEMO_DEFAULTS, seededRandom } from '../../ingest/demo-drop.ts';
@@ -87,6 +88,7 @@ describe(`SIGKILL of the worker at random moments of a load (${KILLS} kills)`, f
     expect(versions.map((v) => [v.current, v.drop_id])).to.deep.equal([[false, served.dropId], [true, identity.id]]);
     expect(finished!.returnvalue.label).to.equal(versions[1]!.label);
     expect(finished!.returnvalue.alreadyLoaded).to.equal(false);
+    expect((await readdir(dataDir)).filter((n) => n.startsWith('.building-')), 'builds left by killed workers are removed').to.deep.equal([]);
     await eventually(async () => expect((await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [] } })).body.extensions.version_date).to.equal(versions[1]!.label), 2000);
     await queue.close();
     console.log(`    kills: ${KILLS} (seed ${seed}), load ${loadMs} ms uninterrupted, kill moments after "load started" (ms): ${moments.join(', ')}; versions changed by a kill: 0; published after: 1`);
