@@ -67,7 +67,7 @@ export async function resolveDropPaths(inputs: readonly string[]): Promise<strin
 export function readerSql(format: FileFormat): string {
   return format === 'parquet'
     ? 'read_parquet($file)'
-    : "read_csv($file, header = true, all_varchar = true, quote = '\"', escape = '\"', strict_mode = false)";
+    : "read_csv($file, header = true, all_varchar = true, quote = '\"', escape = '\"')";
 }
 
 /** DuckDB's names for columns whose header is empty (a pandas index, an Excel row number). */

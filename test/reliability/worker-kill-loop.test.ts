@@ -64,7 +64,8 @@ describe(`SIGKILL of the worker at random moments of a load (${KILLS} kills)`, f
     for (let kill = 1; kill <= KILLS; kill++) {
       const worker = spawnEntry('ingest/main.ts', env);
       await waitForOutput(worker, '"load started"', 30_000);
-      const delay = Math.floor(random() * loadMs * 0.9);
+      // Within the first half of a load: the machine may run this load faster than the calibration did.
+      const delay = Math.floor(random() * loadMs * 0.5);
       moments.push(delay);
       await new Promise((r) => setTimeout(r, delay));
       worker.child.kill('SIGKILL');
