@@ -1,18 +1,18 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
+import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { productTablesDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
-import { checkProduct } from './check-product.ts';
+import { checkProduct, keySql } from './check-product.ts';
 import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { collectInvalidPlacekeys } from './invalid-placekeys.ts';
 import { productLayout, type ProductLayout } from './product-layout.ts';
-import { stageProduct } from './stage-product.ts';
-import { CORE_REASON_SQL, WEEKLY_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
+import { productRows, stageProduct } from './stage-product.ts';
+import { FINAL_REASON_SQL } from './validation-rules.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
@@ -47,11 +47,6 @@ export interface BuildResult {
   readonly label: string;
   readonly report: LoadReport;
 }
-
-const RULES: Readonly<Record<Product, { reasonSql: string; keySql: string }>> = {
-  core: { reasonSql: CORE_REASON_SQL, keySql: 'placekey' },
-  weekly: { reasonSql: WEEKLY_REASON_SQL, keySql: `placekey, ${WEEK_START_SQL}` },
-};
 
 async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
   await mkdir(s.tempDir, { recursive: true });
@@ -88,27 +83,6 @@ async function tableExtras(conn: DuckDBConnection, layout: ProductLayout, hasPre
   return [...fromDrop, ...(await previousExtras(conn, table, known))];
 }
 
-/** The SELECT list turning a checked (all-text) row into the product's typed row. */
-function typedSelect(layout: ProductLayout): string {
-  const spec = layout.spec.map((c) => (c.type === 'VARCHAR' ? quoteIdent(c.name) : `CAST(${quoteIdent(c.name)} AS ${c.type}) AS ${quoteIdent(c.name)}`));
-  const extras = layout.extras.map((e) => `${parseSql(e.kind, quoteIdent(e.name))} AS ${quoteIdent(e.name)}`);
-  return [...spec, ...extras].join(', ');
-}
-
-/** Counts delivered values of extra columns that did not parse (stored as NULL, reported). */
-async function countUnparseable(conn: DuckDBConnection, layout: ProductLayout, checked: string): Promise<Record<string, number>> {
-  const typed = layout.extras.filter((e) => e.kind !== 'text' && e.kind !== 'json_text');
-  if (typed.length === 0) return {};
-  const counts = typed.map((e, i) => `count(*) FILTER (WHERE ${quoteIdent(e.name)} IS NOT NULL AND ${parseSql(e.kind, quoteIdent(e.name))} IS NULL)::BIGINT AS c${i}`);
-  const row = (await conn.runAndReadAll(`SELECT ${counts.join(', ')} FROM ${checked} WHERE reason IS NULL AND key_rank = 1`)).getRowObjectsJS()[0]!;
-  const out: Record<string, number> = {};
-  typed.forEach((e, i) => {
-    const n = Number(row[`c${i}`]);
-    if (n > 0) out[e.name] = n;
-  });
-  return out;
-}
-
 function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: number): LoadReport {
   return {
     files: files.map((f, i) => ({ path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256 })),
@@ -139,21 +113,23 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
     for (const layout of delivered) {
       progress({ phase: 'stage', percent: layout.product === 'core' ? 5 : 15 });
-      await stageProduct(conn, `stage_${layout.product}`, layout.stage, layout.files);
+      await stageProduct(conn, `staged_${layout.product}`, layout);
     }
-    progress({ phase: 'check', percent: 30 });
-    await collectInvalidPlacekeys(conn, delivered.map((l) => `stage_${l.product}`));
+    progress({ phase: 'check', percent: 40 });
+    await collectInvalidPlacekeys(conn, delivered.map((l) => `staged_${l.product}`));
     let rowsRead = 0;
     for (const layout of delivered) {
-      const checked = await checkProduct(conn, { product: layout.product, staged: `stage_${layout.product}`, checked: `checked_${layout.product}`, ...RULES[layout.product] }, files);
-      const unparseable = await countUnparseable(conn, layout, `checked_${layout.product}`);
-      report.products[layout.product] = { ...checked.report, unparseable_values: unparseable };
+      const checked = await checkProduct(conn, `staged_${layout.product}`, layout, files);
+      report.products[layout.product] = checked.report;
       report.samples.push(...checked.samples);
       rowsRead += checked.report.rows_read;
     }
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
     progress({ phase: 'write', percent: 60, rows: rowsRead });
+    // Staging relied on insertion order (a row's position is its rowid); the writes sort
+    // explicitly, and without the order guarantee DuckDB sorts wide rows within its memory limit.
+    await conn.run('SET preserve_insertion_order = false');
     await writeCore(conn, layouts.core, hasPrevious, report);
     await writeWeekly(conn, layouts.weekly, hasPrevious, report);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
@@ -166,7 +142,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     }
     await writeSources(conn, files, report);
     // Staging tables are large; dropping them here is much faster than letting close() free them.
-    for (const table of ['stage_core', 'stage_weekly', 'checked_core', 'checked_weekly', 'new_weekly', 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of ['staged_core', 'staged_weekly', 'kept_core', 'kept_weekly', 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     const label = input.labelFor(report.release_month);
     await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');
@@ -178,15 +154,29 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
 }
 
 async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
-  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM new_weekly`)).getRowObjectsJS()[0];
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM ${productRows('staged_weekly')} WHERE ${FINAL_REASON_SQL} IS NULL`)).getRowObjectsJS()[0];
   return row && row['m'] !== null ? String(row['m']) : null;
 }
 
-const USABLE = 'WHERE reason IS NULL AND key_rank = 1';
+/**
+ * The usable staged rows of a product, one per key (the earliest delivered), in its stored
+ * columns. When the drop repeats keys, the positions to keep are found on a narrow projection
+ * first: a window over the wide rows (lists, maps) would not fit the memory limit.
+ */
+async function keptRows(conn: DuckDBConnection, layout: ProductLayout, duplicates: number): Promise<string> {
+  const staged = `staged_${layout.product}`;
+  const cols = [...layout.spec.map((c) => c.name), ...layout.extras.map((e) => e.name), ...(layout.product === 'weekly' ? ['week_start'] : [])];
+  const select = `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NULL`;
+  if (duplicates === 0) return select;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE kept_${layout.product} AS SELECT pos FROM (
+    SELECT pos, row_number() OVER (PARTITION BY ${keySql(layout.product)} ORDER BY pos) AS k
+    FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NULL) WHERE k = 1`);
+  return `${select} AND pos IN (SELECT pos FROM kept_${layout.product})`;
+}
 
 async function writeCore(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean, report: LoadReport): Promise<void> {
   if (layout.files.length > 0) {
-    await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT ${typedSelect(layout)} FROM checked_core ${USABLE} ORDER BY placekey`);
+    await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT * FROM (${await keptRows(conn, layout, report.products.core!.duplicates_dropped)}) ORDER BY placekey`);
   } else if (hasPrevious) {
     await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT * FROM prev.${TABLES.core} ORDER BY placekey`);
     report.core_carried_forward = true;
@@ -194,35 +184,42 @@ async function writeCore(conn: DuckDBConnection, layout: ProductLayout, hasPrevi
 }
 
 async function writeWeekly(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean, report: LoadReport): Promise<void> {
-  const source = layout.files.length > 0
-    ? `SELECT ${typedSelect(layout)}, ${WEEK_START_SQL} AS week_start FROM checked_weekly ${USABLE}`
-    : `SELECT * FROM ${TABLES.weekly} WHERE false`;
-  await conn.run(`CREATE TEMP TABLE new_weekly AS ${source}`);
-  const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM new_weekly ORDER BY w`)).getRowObjectsJS();
-  report.weeks_loaded = weeks.map((w) => String(w['w']));
+  const delivered = layout.files.length > 0;
+  if (delivered) {
+    const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${productRows('staged_weekly')} WHERE ${FINAL_REASON_SQL} IS NULL ORDER BY w`)).getRowObjectsJS();
+    report.weeks_loaded = weeks.map((w) => String(w['w']));
+  }
+  const newWeeks = report.weeks_loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
   // A week delivered again replaces that week; every other retained week carries forward.
-  const carried = hasPrevious
-    ? `UNION ALL BY NAME SELECT * FROM prev.${TABLES.weekly} WHERE week_start NOT IN (SELECT week_start FROM new_weekly)`
-    : '';
-  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM (SELECT * FROM new_weekly ${carried}) ORDER BY placekey, week_start`);
+  const parts = [
+    ...(delivered ? [`SELECT * FROM (${await keptRows(conn, layout, report.products.weekly!.duplicates_dropped)})`] : []),
+    ...(hasPrevious ? [`SELECT * FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`] : []),
+  ];
+  if (parts.length === 0) return;
+  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM (${parts.join(' UNION ALL BY NAME ')}) ORDER BY placekey, week_start`);
   if (hasPrevious) {
-    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM ${TABLES.weekly} WHERE week_start NOT IN (SELECT week_start FROM new_weekly)`)).getRowObjectsJS()[0]!;
+    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`)).getRowObjectsJS()[0]!;
     report.weeks_carried_forward = Number(row['n']);
   }
 }
 
 async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {
-  for (const [index, f] of files.entries()) {
-    let read = 0;
-    let loaded = 0;
-    for (const product of Object.keys(report.products)) {
-      const row = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL AND key_rank = 1)::BIGINT AS l
-        FROM checked_${product} WHERE file_idx = $idx`, { idx: index })).getRowObjectsJS()[0]!;
-      read += Number(row['r']);
-      loaded += Number(row['l']);
+  const perFile = new Map<number, { read: number; loaded: number }>();
+  for (const product of Object.keys(report.products) as Product[]) {
+    const rows = (await conn.runAndReadAll(`SELECT file_idx, count(*)::BIGINT AS r, count(*) FILTER (WHERE k = 1)::BIGINT AS l FROM (
+        SELECT file_idx, CASE WHEN usable THEN row_number() OVER (PARTITION BY usable, ${keySql(product)} ORDER BY pos) END AS k
+        FROM (SELECT *, ${FINAL_REASON_SQL} IS NULL AS usable FROM ${productRows(`staged_${product}`)})) GROUP BY file_idx`)).getRowObjectsJS();
+    for (const row of rows) {
+      const entry = perFile.get(Number(row['file_idx'])) ?? { read: 0, loaded: 0 };
+      entry.read += Number(row['r']);
+      entry.loaded += Number(row['l']);
+      perFile.set(Number(row['file_idx']), entry);
     }
+  }
+  for (const [index, f] of files.entries()) {
+    const counts = perFile.get(index) ?? { read: 0, loaded: 0 };
     await conn.run(`INSERT INTO ${TABLES.sources} VALUES ($path, $bytes, $sha, $products, $read, $loaded)`, {
-      path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read, loaded,
+      path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read: counts.read, loaded: counts.loaded,
     });
   }
 }

@@ -1,40 +1,48 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import path from 'node:path';
 import type { DropFile } from './drop-files.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';
-import type { RejectReason } from './validation-rules.ts';
-import path from 'node:path';
+import type { ProductLayout } from './product-layout.ts';
+import { productRows, unparseableExtras } from './stage-product.ts';
+import { FINAL_REASON_SQL, type RejectReason } from './validation-rules.ts';
 
 const SAMPLE_LIMIT = 20;
 
+/** The key rows of a product are unique on. */
+export function keySql(product: Product): string {
+  return product === 'core' ? 'placekey' : 'placekey, week_start';
+}
+
 /**
- * Applies the product's row rules to its staging table: `checked` gets every staged row with its
- * reject reason (NULL when usable) and its rank among rows of the same key, earliest first.
+ * Reports on a staged product without copying it: rows read, usable rows kept (one per key,
+ * the earliest), rejections by reason with samples, duplicates, unparseable extra values.
  */
-export async function checkProduct(
-  conn: DuckDBConnection,
-  opts: { product: Product; staged: string; checked: string; reasonSql: string; keySql: string },
-  files: readonly DropFile[],
-): Promise<{ report: ProductReport; samples: RejectedSample[] }> {
-  await conn.run(`CREATE TEMP TABLE ${opts.checked} AS
-    SELECT *, CASE WHEN reason IS NULL THEN row_number() OVER (PARTITION BY reason IS NULL, ${opts.keySql} ORDER BY file_idx, row_no) END AS key_rank
-    FROM (SELECT *, ${opts.reasonSql} AS reason FROM ${opts.staged})`);
-  const counts = (await conn.runAndReadAll(`SELECT
-      count(*)::BIGINT AS rows_read,
-      count(*) FILTER (WHERE reason IS NULL AND key_rank = 1)::BIGINT AS rows_loaded,
-      count(*) FILTER (WHERE key_rank > 1)::BIGINT AS duplicates
-    FROM ${opts.checked}`)).getRowObjectsJS()[0]!;
-  const reasons = (await conn.runAndReadAll(`SELECT reason, count(*)::BIGINT AS n FROM ${opts.checked}
+export async function checkProduct(conn: DuckDBConnection, staged: string, layout: ProductLayout, files: readonly DropFile[]): Promise<{ report: ProductReport; samples: RejectedSample[] }> {
+  const product = layout.product;
+  const bits = unparseableExtras(layout);
+  const bitCounts = bits.map((_, i) => `count(*) FILTER (WHERE reason IS NULL AND (bad_mask & ${2 ** i}) <> 0)::BIGINT AS b${i}`);
+  const counts = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS rows_read,
+      count(DISTINCT (${keySql(product)})) FILTER (WHERE reason IS NULL)::BIGINT AS rows_loaded,
+      count(*) FILTER (WHERE reason IS NULL)::BIGINT AS usable ${bitCounts.map((b) => ', ' + b).join('')}
+    FROM (SELECT *, ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)})`)).getRowObjectsJS()[0]!;
+  const reasons = (await conn.runAndReadAll(`SELECT reason, count(*)::BIGINT AS n FROM (SELECT ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)})
     WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason`)).getRowObjectsJS();
-  const sampleRows = (await conn.runAndReadAll(`SELECT file_idx, row_no, reason, placekey FROM ${opts.checked}
-    WHERE reason IS NOT NULL ORDER BY file_idx, row_no LIMIT ${SAMPLE_LIMIT}`)).getRowObjectsJS();
+  const sampleRows = (await conn.runAndReadAll(`SELECT r.file_idx, r.pos - f.first + 1 AS row_no, reason, placekey
+    FROM (SELECT file_idx, pos, placekey, ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NOT NULL ORDER BY pos LIMIT ${SAMPLE_LIMIT}) r
+    JOIN (SELECT file_idx, min(rowid) AS first FROM ${staged} GROUP BY file_idx) f USING (file_idx) ORDER BY r.pos`)).getRowObjectsJS();
   const rejected: Partial<Record<RejectReason, number>> = {};
   let rejectedTotal = 0;
   for (const r of reasons) {
     rejected[r['reason'] as RejectReason] = Number(r['n']);
     rejectedTotal += Number(r['n']);
   }
+  const unparseable: Record<string, number> = {};
+  bits.forEach((name, i) => {
+    const n = Number(counts[`b${i}`]);
+    if (n > 0) unparseable[name] = n;
+  });
   const samples = sampleRows.map((r) => ({
-    product: opts.product,
+    product,
     file: path.basename(files[Number(r['file_idx'])]!.path),
     row: Number(r['row_no']),
     reason: r['reason'] as RejectReason,
@@ -45,7 +53,8 @@ export async function checkProduct(
     rows_loaded: Number(counts['rows_loaded']),
     rejected,
     rejected_total: rejectedTotal,
-    duplicates_dropped: Number(counts['duplicates']),
+    duplicates_dropped: Number(counts['usable']) - Number(counts['rows_loaded']),
+    unparseable_values: unparseable,
   };
   return { report, samples };
 }

@@ -13,7 +13,7 @@ export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';
 export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTables: readonly string[]): Promise<number> {
   await conn.run(`CREATE TEMP TABLE ${INVALID_PLACEKEYS_TABLE} (placekey VARCHAR PRIMARY KEY)`);
   if (stagedTables.length === 0) return 0;
-  const union = stagedTables.map((t) => `SELECT placekey FROM ${t}`).join(' UNION ');
+  const union = stagedTables.map((t) => `SELECT placekey FROM ${t} WHERE in_product`).join(' UNION ');
   const reader = await conn.runAndReadAll(`SELECT placekey FROM (${union}) WHERE placekey IS NOT NULL`);
   const keys = reader.getColumnsJS()[0] ?? [];
   const appender = await conn.createAppender(INVALID_PLACEKEYS_TABLE);

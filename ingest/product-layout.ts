@@ -2,7 +2,19 @@ import { belongsTo, extraKind, type ColumnKind } from '../shared/column-catalog.
 import { CORE_COLUMNS, WEEKLY_COLUMNS, type ColumnSpec } from '../shared/version-schema.ts';
 import type { DropFile } from './drop-files.ts';
 import type { Product } from './load-report.ts';
-import type { StageColumn, StageFile } from './stage-product.ts';
+
+/** A staged column: its name in the version file and the header names it may be delivered as. */
+export interface StageColumn {
+  readonly name: string;
+  readonly sources: readonly string[];
+}
+
+export interface StageFile {
+  readonly file: DropFile;
+  readonly index: number;
+  /** Only rows with a value in one of these columns (the patterns part of a combined export). */
+  readonly onlyRowsWith?: readonly string[];
+}
 
 export interface ExtraColumn {
   readonly name: string;

@@ -1,21 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import path from 'node:path';
+import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { readerSql, type DropFile } from './drop-files.ts';
 import { quoteIdent } from '../shared/sql.ts';
-
-/** A staged column: its name in the version file and the header names it may be delivered as. */
-export interface StageColumn {
-  readonly name: string;
-  readonly sources: readonly string[];
-}
-
-export interface StageFile {
-  readonly file: DropFile;
-  readonly index: number;
-  /** Only rows with a value in one of these staged columns (the patterns part of a combined export). */
-  readonly onlyRowsWith?: readonly string[];
-}
+import { readerSql, type DropFile } from './drop-files.ts';
+import type { ProductLayout } from './product-layout.ts';
+import { CORE_ROW_REASON_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
 
 /** Text form of a delivered value: nested Parquet values (lists, maps) as JSON, the rest as text. */
 function asText(file: DropFile, key: string): string {
@@ -24,23 +14,61 @@ function asText(file: DropFile, key: string): string {
   return /[[\]]|MAP\(|STRUCT\(/.test(type) ? `CAST(to_json(${col}) AS VARCHAR)` : `CAST(${col} AS VARCHAR)`;
 }
 
+/** Staged columns, typed: spec columns by their type (a value that fails is caught by the row rules), extras by the catalog. */
+function typedColumns(layout: ProductLayout): { name: string; sqlType: string; expr: string }[] {
+  const spec = layout.spec.map((c) => ({
+    name: c.name, sqlType: c.type,
+    expr: c.type === 'VARCHAR' ? quoteIdent(c.name) : `TRY_CAST(${quoteIdent(c.name)} AS ${c.type})`,
+  }));
+  const extras = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind], expr: parseSql(e.kind, quoteIdent(e.name)) }));
+  return [...spec, ...extras];
+}
+
+/** Bit i set when typed extra i was delivered but does not parse (stored as NULL, counted). */
+export function unparseableExtras(layout: ProductLayout): string[] {
+  return layout.extras.filter((e) => e.kind !== 'text' && e.kind !== 'json_text').map((e) => e.name).slice(0, 52); // bits of a JS-safe integer
+}
+
+/** Compares each typed extra with its delivered text: one bit per value that did not parse. */
+function maskSql(layout: ProductLayout): string {
+  const terms = unparseableExtras(layout).map((name, i) =>
+    `CASE WHEN ${quoteIdent(name)} IS NOT NULL AND ${typedName(name)} IS NULL THEN ${2 ** i} ELSE 0 END`);
+  return terms.length ? terms.join(' + ') : '0';
+}
+
 /**
- * Copies each file's columns of one product, as text, into a staging table, with the file index
- * and data row number so rejected rows can be reported by file and row. Columns are found by
- * header name (or a known alias); a column a file lacks is NULL.
+ * Reads each file of a product once into a typed staging table: the typed values, the week (for
+ * patterns), the first row rule it breaks (Placekey validity aside) and the file index. Columns are found by header name (or a known alias); a column a file
+ * lacks is NULL. Nothing is kept as text beyond what the product stores as text.
  */
-export async function stageProduct(conn: DuckDBConnection, table: string, columns: readonly StageColumn[], files: readonly StageFile[]): Promise<void> {
-  const ddl = columns.map((c) => `${quoteIdent(c.name)} VARCHAR`).join(', ');
-  await conn.run(`CREATE TEMP TABLE ${table} (file_idx INTEGER, row_no BIGINT, ${ddl})`);
-  for (const { file, index, onlyRowsWith } of files) {
-    const exprs = columns.map((c) => {
+/** A product's staged rows with their position (`pos`, file order across the drop). */
+export function productRows(table: string): string {
+  return `(SELECT *, rowid AS pos FROM ${table} WHERE in_product)`;
+}
+
+export async function stageProduct(conn: DuckDBConnection, table: string, layout: ProductLayout): Promise<void> {
+  const columns = typedColumns(layout);
+  const weekly = layout.product === 'weekly';
+  await conn.run(`CREATE TEMP TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${columns.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`).join(', ')}
+    ${weekly ? ', week_start DATE' : ''}, row_reason VARCHAR, bad_mask BIGINT)`);
+  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(weekly ? ['week_start'] : []), 'row_reason', 'bad_mask'];
+  // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
+  // the rules and the unparseable mask, which compare the two.
+  const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(weekly ? [`${WEEK_START_SQL} AS ${typedName('week_start')}`] : [])];
+  const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(weekly ? [typedName('week_start')] : []),
+    weekly ? WEEKLY_ROW_REASON_SQL : CORE_ROW_REASON_SQL, maskSql(layout)];
+  for (const { file, index, onlyRowsWith } of layout.files) {
+    const raw = layout.stage.map((c) => {
       const key = c.sources.find((n) => file.columns.has(n));
-      return key === undefined ? `NULL AS ${quoteIdent(c.name)}` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
+      return key === undefined ? `CAST(NULL AS VARCHAR) AS ${quoteIdent(c.name)}` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
     });
-    // Filtered outside the numbering, so row numbers stay those of the file.
-    const filter = onlyRowsWith ? `WHERE ${onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false'}` : '';
-    const sql = `INSERT INTO ${table} SELECT * FROM (
-      SELECT ${index} AS file_idx, row_number() OVER () AS row_no, ${exprs.join(', ')} FROM ${readerSql(file.format)}) ${filter}`;
+    // Every row of the file is staged, in file order (insertion order is preserved), so a row's
+    // position in its file is its rowid less the file's first; rows of a combined export that
+    // carry no patterns are staged for weekly patterns but marked out of the product.
+    const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
+    const sql = `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
+      SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
+        SELECT ${index} AS file_idx, ${raw.join(', ')} FROM ${readerSql(file.format)}))`;
     try {
       await conn.run(sql, { file: file.path });
     } catch (err) {

@@ -21,8 +21,7 @@ function processAlive(pid: number): boolean {
 
 /** Removes a build file and its write-ahead log, if any. */
 export async function removeBuildFiles(file: string): Promise<void> {
-  await unlink(file).catch(() => undefined);
-  await unlink(file + '.wal').catch(() => undefined);
+  for (const f of [file, file + '.wal']) await unlink(f).catch(() => undefined);
 }
 
 /** Removes builds left by processes that died mid-load (a crash never leaves a version, only these). */

@@ -2,8 +2,8 @@ import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
 import { INVALID_PLACEKEYS_TABLE } from './invalid-placekeys.ts';
 
 /**
- * Row rules, as SQL over the all-text staging tables. Each rule names the first reason a row is
- * unusable; a row with no reason is loaded. The reasons are the report's vocabulary.
+ * Row rules. Each names the first reason a row is unusable; a row with no reason is loaded. The
+ * reasons are the report's vocabulary.
  */
 export const REJECT_REASONS = {
   missing_placekey: 'no Placekey in the row',
@@ -20,34 +20,44 @@ export const REJECT_REASONS = {
 
 export type RejectReason = keyof typeof REJECT_REASONS;
 
-const PLACEKEY_RULES = `
-  WHEN placekey IS NULL THEN 'missing_placekey'
-  WHEN placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}) THEN 'malformed_placekey'`;
-
-export const CORE_REASON_SQL = `CASE ${PLACEKEY_RULES}
-  WHEN naics_code IS NOT NULL AND TRY_CAST(naics_code AS INTEGER) IS NULL THEN 'unparseable_naics_code'
-END`;
-
-const START_DATE = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
-const VISITS = `TRY_CAST(visits_by_day AS INTEGER[])`;
-
-export const WEEKLY_REASON_SQL = `CASE ${PLACEKEY_RULES}
-  WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
-    OR ${START_DATE} IS NULL OR isodow(${START_DATE}) <> 1 THEN 'bad_date_range_start'
-  WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
-  WHEN raw_visit_counts IS NOT NULL AND TRY_CAST(raw_visit_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visit_counts'
-  WHEN raw_visitor_counts IS NOT NULL AND TRY_CAST(raw_visitor_counts AS INTEGER) IS NULL THEN 'unparseable_raw_visitor_counts'
-  WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
-  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
-  WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
-    AND list_sum(${VISITS}) <> TRY_CAST(raw_visit_counts AS INTEGER) THEN 'visits_by_day_sum_mismatch'
-END`;
-
 /*
+ * The rules run in two places. While a file is read (over its delivered text), every rule but the
+ * Placekey's validity, which needs the set of invalid keys found once all files are staged
+ * (ingest/invalid-placekeys.ts); `finalReasonSql` then puts the Placekey rules first.
  * Counts and visits_by_day may be absent (a file that cuts the product to a few columns, such as
  * a shop export with only raw_visitor_count): they are checked when present, and must agree when
  * both are there. A row needs a valid Placekey and a valid week to be usable.
  */
 
-/** The week a staged weekly row belongs to: the local date of its Monday, as delivered. */
-export const WEEK_START_SQL = START_DATE;
+/** The name under which a staged column's typed value is computed, beside its delivered text. */
+export function typedName(column: string): string {
+  return `"__t_${column.replace(/"/g, '""')}"`;
+}
+
+export const CORE_ROW_REASON_SQL = `CASE
+  WHEN naics_code IS NOT NULL AND ${typedName('naics_code')} IS NULL THEN 'unparseable_naics_code'
+END`;
+
+const VISITS = typedName('visits_by_day');
+
+export const WEEKLY_ROW_REASON_SQL = `CASE
+  WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
+    OR ${typedName('week_start')} IS NULL OR isodow(${typedName('week_start')}) <> 1 THEN 'bad_date_range_start'
+  WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
+  WHEN raw_visit_counts IS NOT NULL AND ${typedName('raw_visit_counts')} IS NULL THEN 'unparseable_raw_visit_counts'
+  WHEN raw_visitor_counts IS NOT NULL AND ${typedName('raw_visitor_counts')} IS NULL THEN 'unparseable_raw_visitor_counts'
+  WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
+  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
+  WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
+    AND list_sum(${VISITS}) <> ${typedName('raw_visit_counts')} THEN 'visits_by_day_sum_mismatch'
+END`;
+
+/** The week a delivered weekly row belongs to (from its delivered text): the local date of its Monday. */
+export const WEEK_START_SQL = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
+
+/** The reason of a staged row, Placekey rules first; NULL for a usable row. */
+export const FINAL_REASON_SQL = `CASE
+  WHEN placekey IS NULL THEN 'missing_placekey'
+  WHEN placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}) THEN 'malformed_placekey'
+  ELSE row_reason
+END`;

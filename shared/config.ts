@@ -29,7 +29,7 @@ export interface Config {
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
   readonly shutdownGraceMs: number;
-  /** DuckDB memory_limit for ingest and serving (DUCKDB_MEMORY_LIMIT, default 2GB). */
+  /** DuckDB memory_limit for ingest and serving (DUCKDB_MEMORY_LIMIT, default 1GB). */
   readonly duckdbMemoryLimit: string;
   /** DuckDB threads (DUCKDB_THREADS, default: DuckDB's own choice). */
   readonly duckdbThreads: number | null;
@@ -115,7 +115,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '2GB'),
+    duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB'),
     duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
