@@ -1,32 +1,40 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { TABLES } from '../shared/version-schema.ts';
+import { SERVING, weeklyServingKey } from '../shared/version-schema.ts';
 
 export type Row = Record<string, unknown>;
+
+/** One look-up: core documents for some placekeys, and weekly documents for (placekey, week) pairs. */
+export interface LookupRequest {
+  readonly core: readonly string[];
+  readonly weekly: readonly { readonly placekey: string; readonly week: string }[];
+}
+
+export interface LookupResult {
+  readonly core: ReadonlyMap<string, Row>;
+  /** Keyed by `weeklyServingKey(placekey, week)`. */
+  readonly weekly: ReadonlyMap<string, Row>;
+}
 
 function placeholders(count: number, first: number): string {
   return Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ');
 }
 
-async function rowsByPlacekey(conn: DuckDBConnection, sql: string, values: string[]): Promise<Map<string, Row>> {
-  const rows = (await conn.runAndReadAll(sql, values)).getRowObjectsJS() as Row[];
-  return new Map(rows.map((r) => [r['placekey'] as string, r]));
-}
-
 /**
- * Core rows for distinct canonical placekeys, only the given columns (plus placekey).
- * `columns` must come from the schema's whitelist, never from a request string.
+ * Fetches every document a request needs in one statement: the serving tables' key indexes find
+ * the rows, and each row is one short pre-serialised JSON document (see docs/architecture.md,
+ * Performance). Keys are bound parameters; `IN` with parameters is the fastest form measured.
  */
-export function fetchCore(conn: DuckDBConnection, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, Row>> {
-  if (placekeys.length === 0) return Promise.resolve(new Map());
-  const cols = ['placekey', ...columns.filter((c) => c !== 'placekey')].join(', ');
-  return rowsByPlacekey(conn, `SELECT ${cols} FROM ${TABLES.core} WHERE placekey IN (${placeholders(placekeys.length, 1)})`, [...placekeys]);
-}
-
-/** Weekly rows of one week (its Monday, YYYY-MM-DD) for distinct canonical placekeys. */
-export function fetchWeekly(conn: DuckDBConnection, placekeys: readonly string[], week: string, columns: readonly string[]): Promise<Map<string, Row>> {
-  if (placekeys.length === 0) return Promise.resolve(new Map());
-  const cols = ['placekey', ...columns.filter((c) => c !== 'placekey')].join(', ');
-  return rowsByPlacekey(conn,
-    `SELECT ${cols} FROM ${TABLES.weekly} WHERE week_start = CAST($1 AS DATE) AND placekey IN (${placeholders(placekeys.length, 2)})`,
-    [week, ...placekeys]);
+export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<LookupResult> {
+  const weeklyKeys = request.weekly.map((w) => weeklyServingKey(w.placekey, w.week));
+  const parts: string[] = [];
+  if (request.core.length) parts.push(`SELECT 0 AS p, placekey AS k, doc FROM ${SERVING.core} WHERE placekey IN (${placeholders(request.core.length, 1)})`);
+  if (weeklyKeys.length) parts.push(`SELECT 1 AS p, wkey AS k, doc FROM ${SERVING.weekly} WHERE wkey IN (${placeholders(weeklyKeys.length, request.core.length + 1)})`);
+  const core = new Map<string, Row>();
+  const weekly = new Map<string, Row>();
+  if (parts.length === 0) return { core, weekly };
+  const reader = await conn.runAndReadAll(parts.join(' UNION ALL '), [...request.core, ...weeklyKeys]);
+  // An empty result has no column vectors at all.
+  const [products = [], keys = [], docs = []] = reader.getColumnsJS() as [number[]?, string[]?, string[]?];
+  for (let i = 0; i < keys.length; i++) (products[i] === 0 ? core : weekly).set(keys[i]!, JSON.parse(docs[i]!) as Row);
+  return { core, weekly };
 }

@@ -5,8 +5,9 @@ import {
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
 import { weekOfDateArg } from '../shared/weeks.ts';
-import { fetchCore, fetchWeekly, type Row } from './lookup-queries.ts';
-import { fetchKey, planLookup } from './plan-lookup.ts';
+import { fetchDocuments, type Row } from './lookup-queries.ts';
+import { weeklyServingKey } from '../shared/version-schema.ts';
+import { planLookup } from './plan-lookup.ts';
 import type { Lease } from './version-store.ts';
 
 /** What each resolver sees of its request. */
@@ -15,11 +16,12 @@ export type RequestContext = {
   readonly maxBatch: number;
 };
 
-/** An entry of `batch_lookup`: the key as asked, and the rows fetched for the whole request. */
+/** An entry of `batch_lookup`: the key as asked, and the documents fetched for the whole request. */
 interface Entry {
   readonly placekey: string;
   readonly canonical: string;
-  readonly fetched: ReadonlyMap<string, ReadonlyMap<string, Row>>;
+  readonly core: ReadonlyMap<string, Row>;
+  readonly weekly: ReadonlyMap<string, Row>;
   readonly latestWeek: string | null;
 }
 
@@ -67,20 +69,16 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
   },
 });
 
-function rowOf(entry: Entry, key: string): Row | null {
-  return entry.fetched.get(key)?.get(entry.canonical) ?? null;
-}
-
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
-  placedata_core: { type: PlaceCore, resolve: (entry) => rowOf(entry, fetchKey('placedata_core', null)) },
+  placedata_core: { type: PlaceCore, resolve: (entry) => entry.core.get(entry.canonical) ?? null },
   placedata_weekly_patterns: {
     type: WeeklyPatterns,
     description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
     args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
     resolve: (entry, args: { date?: string | null }) => {
       const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
-      return rowOf(entry, fetchKey('placedata_weekly_patterns', week));
+      return week === null ? null : entry.weekly.get(weeklyServingKey(entry.canonical, week)) ?? null;
     },
   },
 };
@@ -96,17 +94,11 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const plan = planLookup(info, version.latestWeek);
   const canonical = placekeys.map(canonicalPlacekey);
   const distinct = [...new Set(canonical)];
-  const fetched = new Map<string, ReadonlyMap<string, Row>>();
-  if (distinct.length > 0 && plan.size > 0) {
-    await version.query(async (conn) => {
-      for (const [key, f] of plan) {
-        const columns = [...f.columns];
-        if (f.product === 'placedata_core') fetched.set(key, await fetchCore(conn, distinct, columns));
-        else if (f.week !== null) fetched.set(key, await fetchWeekly(conn, distinct, f.week, columns));
-      }
-    });
-  }
-  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, fetched, latestWeek: version.latestWeek }));
+  const request = { core: plan.core ? distinct : [], weekly: [...plan.weeks].flatMap((week) => distinct.map((placekey) => ({ placekey, week }))) };
+  const fetched = request.core.length + request.weekly.length > 0
+    ? await version.query((conn) => fetchDocuments(conn, request))
+    : { core: new Map<string, Row>(), weekly: new Map<string, Row>() };
+  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, core: fetched.core, weekly: fetched.weekly, latestWeek: version.latestWeek }));
 }
 
 /** The public schema of POST /v1/graphql. */

@@ -13,6 +13,7 @@ import { collectInvalidPlacekeys } from './invalid-placekeys.ts';
 import { productLayout, type ProductLayout } from './product-layout.ts';
 import { productRows, stageProduct } from './stage-product.ts';
 import { FINAL_REASON_SQL } from './validation-rules.ts';
+import { buildServingTables } from './serving-tables.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
@@ -133,6 +134,8 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     await writeCore(conn, layouts.core, hasPrevious, report);
     await writeWeekly(conn, layouts.weekly, hasPrevious, report);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
+    progress({ phase: 'write', percent: 75, rows: rowsRead });
+    await buildServingTables(conn);
 
     if (input.month) report.release_month = input.month;
     else {

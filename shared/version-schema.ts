@@ -4,7 +4,21 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
+
+/**
+ * The serving tables the API reads: look-up key -> the product's spec fields as a JSON document.
+ * `serve_weekly.wkey` is `<placekey>|<week_start YYYY-MM-DD>`. Built from the logical tables.
+ */
+export const SERVING = {
+  core: 'serve_core',
+  weekly: 'serve_weekly',
+} as const;
+
+/** The weekly serving key of a placekey and week (its Monday, YYYY-MM-DD). */
+export function weeklyServingKey(placekey: string, week: string): string {
+  return `${placekey}|${week}`;
+}
 
 export const TABLES = {
   core: 'places_core',
@@ -85,11 +99,5 @@ export const VERSION_DDL: readonly string[] = [
      product VARCHAR NOT NULL, rows_read BIGINT NOT NULL, rows_loaded BIGINT NOT NULL)`,
 ];
 
-/**
- * Indexes built after the bulk insert (faster than maintaining them row by row). Uniqueness of
- * (placekey, week_start) is enforced by the load's de-duplication, not by a compound index, which
- * DuckDB would not use for look-ups (../shared/reference/duckdb-lookups.md) and which costs memory.
- */
-export const VERSION_INDEX_DDL: readonly string[] = [
-  `CREATE INDEX weekly_placekey_idx ON ${TABLES.weekly} (placekey)`,
-];
+/** Indexes built after the bulk insert (none beyond the keys: look-ups read the serving tables). */
+export const VERSION_INDEX_DDL: readonly string[] = [];
