@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { SERVING, weeklyServingKey } from '../shared/version-schema.ts';
+import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
 
@@ -22,7 +23,8 @@ function placeholders(count: number, first: number): string {
 /**
  * Fetches every document a request needs in one statement: the serving tables' key indexes find
  * the rows, and each row is one short pre-serialised JSON document (see docs/architecture.md,
- * Performance). Keys are bound parameters; `IN` with parameters is the fastest form measured.
+ * Performance). Keys are bound parameters of a cached prepared statement; `IN` with parameters is
+ * the fastest form measured.
  */
 export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<LookupResult> {
   const weeklyKeys = request.weekly.map((w) => weeklyServingKey(w.placekey, w.week));
@@ -32,7 +34,9 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const core = new Map<string, Row>();
   const weekly = new Map<string, Row>();
   if (parts.length === 0) return { core, weekly };
-  const reader = await conn.runAndReadAll(parts.join(' UNION ALL '), [...request.core, ...weeklyKeys]);
+  const statement = await preparedFor(conn, parts.join(' UNION ALL '));
+  statement.bind([...request.core, ...weeklyKeys]);
+  const reader = await statement.runAndReadAll();
   // An empty result has no column vectors at all.
   const [products = [], keys = [], docs = []] = reader.getColumnsJS() as [number[]?, string[]?, string[]?];
   for (let i = 0; i < keys.length; i++) (products[i] === 0 ? core : weekly).set(keys[i]!, JSON.parse(docs[i]!) as Row);

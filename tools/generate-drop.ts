@@ -85,19 +85,26 @@ async function writeParts(dir: string, prefix: string, header: readonly string[]
   return files;
 }
 
-/** Rewrites gzipped CSV parts as typed Parquet (lists and maps as such), then removes the CSV. */
-async function toParquet(files: readonly string[], spec: Record<string, string>): Promise<string[]> {
+const TYPED_SPEC = { naics_code: 'CAST(naics_code AS INTEGER)', raw_visit_counts: 'CAST(raw_visit_counts AS INTEGER)',
+  raw_visitor_counts: 'CAST(raw_visitor_counts AS INTEGER)', visits_by_day: 'CAST(visits_by_day AS INTEGER[])' } as Record<string, string>;
+
+/**
+ * Writes typed Parquet copies (lists and maps as such) of gzipped CSV parts into `outDir`
+ * (default: beside them, replacing them).
+ */
+export async function toParquet(files: readonly string[], outDir?: string): Promise<string[]> {
+  const spec = TYPED_SPEC;
   const db = await DuckDBInstance.create(':memory:', { memory_limit: '1GB', preserve_insertion_order: 'true' });
   const conn = await db.connect();
   const out: string[] = [];
   try {
     for (const file of files) {
-      const target = file.replace(/\.csv\.gz$/, '.parquet');
+      const target = path.join(outDir ?? path.dirname(file), path.basename(file).replace(/\.csv\.gz$/, '.parquet'));
       const header = file.includes('core_poi') ? CORE_HEADER : WEEKLY_HEADER;
       const exprs = header.map((c) => `${spec[c] ?? parseSql(EXTRA_COLUMNS[c]?.kind ?? 'text', quoteIdent(c))} AS ${quoteIdent(c)}`);
       await conn.run(`COPY (SELECT ${exprs.join(', ')} FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true))
         TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd)`);
-      await rm(file);
+      if (!outDir) await rm(file);
       out.push(target);
     }
   } finally {
@@ -130,8 +137,6 @@ export async function generateDrop(opts: GenerateOptions): Promise<string[]> {
     }
   }, rowsPerPart);
   if (opts.format === 'csv.gz') return [...core, ...weekly];
-  const typed = { naics_code: 'CAST(naics_code AS INTEGER)', raw_visit_counts: 'CAST(raw_visit_counts AS INTEGER)',
-    raw_visitor_counts: 'CAST(raw_visitor_counts AS INTEGER)', visits_by_day: 'CAST(visits_by_day AS INTEGER[])' };
-  return toParquet([...core, ...weekly], typed);
+  return toParquet([...core, ...weekly]);
 }
 

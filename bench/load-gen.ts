@@ -1,0 +1,77 @@
+import http from 'node:http';
+
+/** One HTTP POST target: where, which headers, and a checker for each response body. */
+export interface Target {
+  readonly url: string;
+  readonly headers: Record<string, string>;
+  /** Builds a request body for a batch of keys. */
+  readonly body: (keys: readonly string[]) => string;
+  /** Throws when a response is wrong (errors, entry count, spot-checked values). */
+  readonly check: (keys: readonly string[], status: number, body: string) => void;
+}
+
+export interface RunFigures {
+  readonly requests: number;
+  readonly failures: number;
+  readonly p50_ms: number;
+  readonly p99_ms: number;
+  readonly rps: number;
+  readonly first_failure?: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+function post(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+}
+
+/**
+ * Sends requests from `concurrency` workers until `count` requests are done or `seconds` pass,
+ * checking every response. Bounded in count and time; loopback only.
+ */
+export async function runLoad(target: Target, batches: () => string[], concurrency: number, limit: { count?: number; seconds?: number }): Promise<RunFigures> {
+  const latencies: number[] = [];
+  let failures = 0;
+  let firstFailure: string | undefined;
+  let issued = 0;
+  const deadline = limit.seconds ? performance.now() + limit.seconds * 1000 : Infinity;
+  const started = performance.now();
+  const worker = async () => {
+    while (issued < (limit.count ?? Infinity) && performance.now() < deadline) {
+      issued++;
+      const keys = batches();
+      const body = target.body(keys);
+      const t0 = performance.now();
+      try {
+        const res = await post(target.url, target.headers, body);
+        latencies.push(performance.now() - t0);
+        target.check(keys, res.status, res.body);
+      } catch (err) {
+        failures++;
+        firstFailure ??= (err as Error).message.slice(0, 300);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: issued, failures,
+    p50_ms: Number(percentile(latencies, 0.5).toFixed(2)), p99_ms: Number(percentile(latencies, 0.99).toFixed(2)),
+    rps: Number((latencies.length / elapsed).toFixed(1)), ...(firstFailure ? { first_failure: firstFailure } : {}),
+  };
+}

@@ -1,0 +1,273 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Command } from 'commander';
+import { generateDrop, toParquet } from '../tools/generate-drop.ts';
+import { addDays, poiOf, weekOf } from '../tools/synthetic-places.ts';
+import { runLoad, type RunFigures, type Target } from './load-gen.ts';
+import { loadPeer, startPeer } from './peer-postgres.ts';
+
+const run = promisify(execFile);
+const SEED = 1;
+const FIRST_WEEK = '2022-01-03';
+const KEY = 'bench-key-0c6f2a';
+const CORE_FIELDS = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
+const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
+type Mode = 'core' | 'weekly' | 'both';
+
+interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number }
+
+function log(line: string): void {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+}
+
+async function dataset(o: Options, pois: number, weeks: number): Promise<string[]> {
+  const dir = path.join(o.work, `drop-${pois}x${weeks}`);
+  if (!existsSync(path.join(dir, 'DONE'))) {
+    log(`generating ${pois} POIs x ${weeks} weeks`);
+    await rm(dir, { recursive: true, force: true });
+    await generateDrop({ pois, weeks, out: dir, format: 'csv.gz', seed: SEED, firstWeek: FIRST_WEEK });
+    await writeFile(path.join(dir, 'DONE'), '');
+  }
+  return (await readdir(dir)).filter((f) => f.endsWith('.csv.gz')).sort().map((f) => path.join(dir, f));
+}
+
+/** Runs a command under /usr/bin/time; returns wall seconds and peak RSS in MB. */
+async function timed(args: string[], env: Record<string, string> = {}): Promise<{ seconds: number; rss_mb: number }> {
+  const { stderr } = await run('/usr/bin/time', ['-f', 'TIME %e %M', ...args], { env: { ...process.env, ...env }, maxBuffer: 256 * 1024 * 1024 });
+  const m = /TIME ([\d.]+) (\d+)/.exec(stderr);
+  if (!m) throw new Error(`no timing in: ${stderr.slice(-500)}`);
+  return { seconds: Number(m[1]), rss_mb: Math.round(Number(m[2]) / 1024) };
+}
+
+async function loadOurs(dataDir: string, files: string[]) {
+  await rm(dataDir, { recursive: true, force: true });
+  return timed([process.execPath, 'bin/placedata.js', 'load', ...files, '--month', '2022-01'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+}
+
+async function startApi(dataDir: string, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['api/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn' }, stdio: 'ignore' });
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    if (ok) return child;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the API did not become ready');
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Random batches: 90% keys that exist, 10% valid keys of POIs that do not. */
+function keySource(pois: number, batch: number) {
+  const pool = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => Math.floor((j * 2654435761) % pois));
+  const keys = new Map(pool.map((i) => [poiOf(SEED, i).placekey, i]));
+  const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(SEED, pois + j).placekey);
+  const known = [...keys.keys()];
+  return {
+    indexOf: (k: string) => keys.get(k),
+    next: () => Array.from({ length: batch }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!)),
+  };
+}
+
+const WEEK = 2;
+const weekDate = addDays(FIRST_WEEK, 7 * WEEK + 2); // a Wednesday: the API snaps it to the week's Monday
+
+function ourQuery(mode: Mode): string {
+  const core = mode !== 'weekly' ? `placedata_core { ${CORE_FIELDS} }` : '';
+  const weekly = mode !== 'core' ? `placedata_weekly_patterns(date: "${weekDate}") { ${WEEKLY_FIELDS} }` : '';
+  return `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey ${core} ${weekly} } }`;
+}
+
+function expectedVisits(i: number): number | null {
+  return weekOf(SEED, poiOf(SEED, i), addDays(FIRST_WEEK, 7 * WEEK), WEEK)?.raw_visit_counts ?? null;
+}
+
+function ourTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>): Target {
+  const query = ourQuery(mode);
+  return {
+    url: `http://127.0.0.1:${port}/v1/graphql`, headers: { apikey: KEY },
+    body: (keys) => JSON.stringify({ query, variables: { placekeys: keys } }),
+    check: (keys, status, text) => {
+      const body = JSON.parse(text);
+      if (status !== 200 || body.errors) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
+      const entries = body.data.batch_lookup;
+      if (entries.length !== keys.length || body.extensions.row_count !== keys.length) throw new Error('wrong entry count');
+      const k = keys[0]!;
+      const i = src.indexOf(k);
+      const e = entries[0];
+      if (mode !== 'weekly' && (i === undefined ? e.placedata_core !== null : e.placedata_core?.location_name !== poiOf(SEED, i).name)) throw new Error(`core value wrong for ${k}`);
+      if (mode !== 'core' && (e.placedata_weekly_patterns?.raw_visit_counts ?? null) !== (i === undefined ? null : expectedVisits(i))) throw new Error(`weekly value wrong for ${k}`);
+    },
+  };
+}
+
+function peerTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>): Target {
+  const core = 'locationName streetAddress city region postalCode isoCountryCode naicsCode topCategory subCategory';
+  const weekly = 'weekLocationName weekStreetAddress weekCity weekRegion dateRangeStart dateRangeEnd rawVisitCounts rawVisitorCounts visitsByDay';
+  const fields = mode === 'core' ? core : mode === 'weekly' ? weekly : `${core} ${weekly}`;
+  const query = `query($p: [String], $w: Date) { batchLookup(placekeys: $p, week: $w) { nodes { placekey ${fields} } } }`;
+  return {
+    url: `http://127.0.0.1:${port}/graphql`, headers: {},
+    body: (keys) => JSON.stringify({ query, variables: { p: keys, w: addDays(FIRST_WEEK, 7 * WEEK) } }),
+    check: (keys, status, text) => {
+      const body = JSON.parse(text);
+      if (status !== 200 || body.errors) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
+      const nodes = body.data.batchLookup.nodes;
+      if (nodes.length !== keys.length) throw new Error('wrong entry count');
+      const i = src.indexOf(keys[0]!);
+      if (mode !== 'weekly' && (nodes[0].locationName ?? null) !== (i === undefined ? null : poiOf(SEED, i).name)) throw new Error('core value wrong');
+      if (mode !== 'core' && (nodes[0].rawVisitCounts ?? null) !== (i === undefined ? null : expectedVisits(i))) throw new Error('weekly value wrong');
+    },
+  };
+}
+
+interface LookupRow { server: string; mode: Mode; batch: number; c1: RunFigures; c16: RunFigures }
+
+async function lookups(name: string, make: (mode: Mode, src: ReturnType<typeof keySource>) => Target, pois: number, o: Options, batches = [1, 20, 100, 1000], modes: Mode[] = ['core', 'weekly', 'both']): Promise<LookupRow[]> {
+  const rows: LookupRow[] = [];
+  for (const batch of batches) {
+    const src = keySource(pois, batch);
+    for (const mode of modes) {
+      const target = make(mode, src);
+      await runLoad(target, src.next, 4, { count: 50 }); // warm-up
+      const c1 = await runLoad(target, src.next, 1, { count: Math.max(30, Math.min(o.c1, Math.round(20_000 / batch))) });
+      const c16 = await runLoad(target, src.next, 16, { seconds: o.c16 });
+      log(`${name} ${mode} x${batch}: p50 ${c1.p50_ms} ms, p99 ${c1.p99_ms} ms, c16 ${c16.rps} req/s, failures ${c1.failures + c16.failures}`);
+      rows.push({ server: name, mode, batch, c1, c16 });
+    }
+  }
+  return rows;
+}
+
+async function floor(port: number, o: Options) {
+  const target: Target = {
+    url: `http://127.0.0.1:${port}/v1/graphql`, headers: { apikey: KEY }, body: () => '{"query":"{ __typename }"}',
+    check: (_k, status, text) => { if (status !== 200 || !text.includes('"Query"')) throw new Error(text.slice(0, 200)); },
+  };
+  await runLoad(target, () => [], 4, { count: 200 });
+  return { c1: await runLoad(target, () => [], 1, { count: o.c1 }), c16: await runLoad(target, () => [], 16, { seconds: o.c16 }) };
+}
+
+async function main(o: Options): Promise<void> {
+  await mkdir(o.work, { recursive: true });
+  const results: Record<string, unknown> = {
+    date: new Date().toISOString(), machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: Math.round(os.totalmem() / 2 ** 30), kernel: os.release() },
+    versions: { node: process.version, duckdb: (await import('@duckdb/node-api/package.json', { with: { type: 'json' } })).default.version }, options: o,
+  };
+  const files = await dataset(o, o.pois, o.weeks);
+  const mainData = path.join(o.work, 'data-main');
+  log('ingest: ours (csv.gz)');
+  const oursCsv = await loadOurs(mainData, files);
+  log('ingest: DuckDB raw (csv.gz)');
+  const rawCsv = await timed([process.execPath, 'bench/raw-load.ts', path.join(o.work, 'raw.duckdb'), ...files]);
+  const parquetDir = path.join(o.work, `parquet-${o.pois}x${o.weeks}`);
+  if (!existsSync(path.join(parquetDir, 'DONE'))) {
+    await rm(parquetDir, { recursive: true, force: true });
+    await mkdir(parquetDir, { recursive: true });
+    await toParquet(files, parquetDir);
+    await writeFile(path.join(parquetDir, 'DONE'), '');
+  }
+  const parquet = (await readdir(parquetDir)).filter((f) => f.endsWith('.parquet')).map((f) => path.join(parquetDir, f));
+  log('ingest: ours (parquet)');
+  const oursParquet = await loadOurs(path.join(o.work, 'data-parquet'), parquet);
+  await rm(path.join(o.work, 'data-parquet'), { recursive: true, force: true });
+  log('ingest: DuckDB raw (parquet)');
+  const rawParquet = await timed([process.execPath, 'bench/raw-load.ts', path.join(o.work, 'raw.duckdb'), ...parquet]);
+  results['ingest'] = { ours_csv: oursCsv, raw_csv: rawCsv, ours_parquet: oursParquet, raw_parquet: rawParquet };
+
+  const api = await startApi(mainData, 4301);
+  let ours: LookupRow[] = [];
+  let floorFigures;
+  try {
+    ours = await lookups('ours', (mode, src) => ourTarget(4301, mode, src), o.pois, o);
+    floorFigures = await floor(4301, o);
+    log(`floor { __typename }: p50 ${floorFigures.c1.p50_ms} ms, c16 ${floorFigures.c16.rps} req/s`);
+  } finally {
+    await stop(api);
+  }
+  results['lookups'] = ours;
+  results['floor'] = floorFigures;
+
+  if (o.peer) {
+    log('peer: loading PostgreSQL (COPY)');
+    results['peer_load'] = await loadPeer(files);
+    const peer = await startPeer(4302);
+    try {
+      results['peer_lookups'] = await lookups('postgraphile', (mode, src) => peerTarget(4302, mode, src), o.pois, o);
+    } finally {
+      await stop(peer);
+    }
+  }
+
+  const scaling: Record<string, unknown>[] = [];
+  for (const [pois, weeks] of [...o.scaling.map((p) => [p, 4] as const), [100_000, o.history] as const]) {
+    const dataDir = path.join(o.work, `data-${pois}x${weeks}`);
+    if (pois === o.pois && weeks === o.weeks) {
+      const row = ours.find((r) => r.mode === 'both' && r.batch === 100)!;
+      scaling.push({ pois, weeks, p50_ms: row.c1.p50_ms, p99_ms: row.c1.p99_ms, rps_c16: row.c16.rps });
+      continue;
+    }
+    const load = await loadOurs(dataDir, await dataset(o, pois, weeks));
+    const server = await startApi(dataDir, 4303);
+    try {
+      const [row] = await lookups(`ours ${pois}x${weeks}`, (mode, src) => ourTarget(4303, mode, src), pois, o, [100], ['both']);
+      scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load });
+    } finally {
+      await stop(server);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }
+  results['scaling'] = scaling;
+  await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
+  await writeFile('bench/RESULTS.md', renderResults(results));
+  log('wrote bench/RESULTS.md and bench/results.json');
+}
+
+function renderResults(r: Record<string, any>): string {
+  const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : 'n/a');
+  const lines = [
+    '# Benchmark results', '',
+    `Written by \`npm run bench\` on ${r.date}. Machine: ${r.machine.cpus} cores (${r.machine.cpu}), ${r.machine.memory_gb} GB, Linux ${r.machine.kernel}. Node ${r.versions.node}, @duckdb/node-api ${r.versions.duckdb}.`,
+    `Data: ${r.options.pois} POIs, ${r.options.weeks} weeks of patterns (every column of the products), generated by \`npm run gen\` (seed 1). Every comparison is a ratio of two figures from this same run; absolute times drift on this shared machine.`, '',
+    '## Look-ups over HTTP (10% unknown Placekeys; every response checked)', '',
+    '| server | product | batch | p50 ms (c1) | p99 ms (c1) | req/s (c16) | failures |', '|---|---|---|---|---|---|---|',
+  ];
+  for (const x of [...(r.lookups ?? []), ...(r.peer_lookups ?? [])]) lines.push(`| ${x.server} | ${x.mode} | ${x.batch} | ${x.c1.p50_ms} | ${x.c1.p99_ms} | ${x.c16.rps} | ${x.c1.failures + x.c16.failures} |`);
+  if (r.floor) lines.push(`| ours, floor \`{ __typename }\` | - | - | ${r.floor.c1.p50_ms} | ${r.floor.c1.p99_ms} | ${r.floor.c16.rps} | ${r.floor.c1.failures + r.floor.c16.failures} |`);
+  const ours100 = r.lookups?.find((x: any) => x.mode === 'both' && x.batch === 100);
+  const peer100 = r.peer_lookups?.find((x: any) => x.mode === 'both' && x.batch === 100);
+  lines.push('', '## Ratios (same run)', '');
+  if (ours100 && peer100) {
+    lines.push(`- 100 keys, core + one week: p50 ours/PostGraphile = ${ratio(ours100.c1.p50_ms, peer100.c1.p50_ms)}; throughput at c16 ours/PostGraphile = ${ratio(ours100.c16.rps, peer100.c16.rps)}.`);
+  }
+  if (ours100) lines.push(`- 100 keys, core + one week: p50 ${ours100.c1.p50_ms} ms, p99 ${ours100.c1.p99_ms} ms (targets 5 ms and 20 ms).`);
+  const i = r.ingest;
+  if (i) {
+    lines.push(`- Ingest csv.gz: ours ${i.ours_csv.seconds} s / DuckDB CTAS ${i.raw_csv.seconds} s = ${ratio(i.ours_csv.seconds, i.raw_csv.seconds)} (target <= 2); peak RSS ${i.ours_csv.rss_mb} MB (raw ${i.raw_csv.rss_mb} MB).`);
+    lines.push(`- Ingest Parquet: ours ${i.ours_parquet.seconds} s / DuckDB CTAS ${i.raw_parquet.seconds} s = ${ratio(i.ours_parquet.seconds, i.raw_parquet.seconds)}; peak RSS ${i.ours_parquet.rss_mb} MB (raw ${i.raw_parquet.rss_mb} MB).`);
+  }
+  if (r.scaling?.length) {
+    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | p50 ms | p99 ms | req/s (c16) |', '|---|---|---|---|---|');
+    for (const s of r.scaling) lines.push(`| ${s.pois} | ${s.weeks} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} |`);
+    const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
+    for (const s of r.scaling) if (base && s !== base) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+const cli = new Command('bench').description('Look-up, ingest and scaling benchmark against PostGraphile in the same run.')
+  .option('--pois <n>', 'POIs at the default scale', '1000000').option('--weeks <n>', 'weeks', '4')
+  .option('--work <dir>', 'scratch folder (git-ignored)', 'bench/work').option('--no-peer', 'skip PostGraphile')
+  .option('--scaling <list>', 'POI counts for the scaling run (4 weeks each)', '100000,1000000,5000000')
+  .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
+  .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
+  .action(async (x) => main({ pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16) }));
+await cli.parseAsync(process.argv);
