@@ -1,44 +1,49 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SERVING, weeklyServingKey } from '../shared/version-schema.ts';
+import { quoteIdent } from '../shared/sql.ts';
+import { SERVING, weekColumn } from '../shared/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
 
-/** One look-up: core documents for some placekeys, and weekly documents for (placekey, week) pairs. */
+/** One look-up: distinct placekeys, whether core is wanted, and the weeks (Mondays) wanted that the version holds. */
 export interface LookupRequest {
-  readonly core: readonly string[];
-  readonly weekly: readonly { readonly placekey: string; readonly week: string }[];
+  readonly placekeys: readonly string[];
+  readonly core: boolean;
+  readonly weeks: readonly string[];
 }
 
-export interface LookupResult {
-  readonly core: ReadonlyMap<string, Row>;
-  /** Keyed by `weeklyServingKey(placekey, week)`. */
-  readonly weekly: ReadonlyMap<string, Row>;
-}
-
-function placeholders(count: number, first: number): string {
-  return Array.from({ length: count }, (_, i) => `$${first + i}`).join(', ');
+/** What was found for one placekey: its core document and its documents by week. */
+export interface Found {
+  readonly core: Row | null;
+  readonly weeks: ReadonlyMap<string, Row>;
 }
 
 /**
- * Fetches every document a request needs in one statement: the serving tables' key indexes find
- * the rows, and each row is one short pre-serialised JSON document (see docs/architecture.md,
- * Performance). Keys are bound parameters of a cached prepared statement; `IN` with parameters is
- * the fastest form measured.
+ * Fetches every document a request needs in one prepared statement: the serving table's key
+ * index finds each placekey's row, and only the columns asked for are fetched (core and the
+ * weeks selected), each one pre-serialised JSON document (see docs/architecture.md, Performance).
+ * Keys are bound parameters; week columns come from validated dates the version is known to hold.
  */
-export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<LookupResult> {
-  const weeklyKeys = request.weekly.map((w) => weeklyServingKey(w.placekey, w.week));
-  const parts: string[] = [];
-  if (request.core.length) parts.push(`SELECT 0 AS p, placekey AS k, doc FROM ${SERVING.core} WHERE placekey IN (${placeholders(request.core.length, 1)})`);
-  if (weeklyKeys.length) parts.push(`SELECT 1 AS p, wkey AS k, doc FROM ${SERVING.weekly} WHERE wkey IN (${placeholders(weeklyKeys.length, request.core.length + 1)})`);
-  const core = new Map<string, Row>();
-  const weekly = new Map<string, Row>();
-  if (parts.length === 0) return { core, weekly };
-  const statement = await preparedFor(conn, parts.join(' UNION ALL '));
-  statement.bind([...request.core, ...weeklyKeys]);
-  const reader = await statement.runAndReadAll();
+export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<Map<string, Found>> {
+  const found = new Map<string, Found>();
+  if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0)) return found;
+  const columns = [...(request.core ? ['core'] : []), ...request.weeks.map(weekColumn)];
+  const params = request.placekeys.map((_, i) => `$${i + 1}`).join(', ');
+  const statement = await preparedFor(conn, `SELECT placekey, ${columns.map(quoteIdent).join(', ')} FROM ${SERVING.places} WHERE placekey IN (${params})`);
+  statement.bind([...request.placekeys]);
+  const vectors = (await statement.runAndReadAll()).getColumnsJS() as (string | null)[][];
   // An empty result has no column vectors at all.
-  const [products = [], keys = [], docs = []] = reader.getColumnsJS() as [number[]?, string[]?, string[]?];
-  for (let i = 0; i < keys.length; i++) (products[i] === 0 ? core : weekly).set(keys[i]!, JSON.parse(docs[i]!) as Row);
-  return { core, weekly };
+  const keys = vectors[0] ?? [];
+  for (let row = 0; row < keys.length; row++) {
+    const weeks = new Map<string, Row>();
+    let core: Row | null = null;
+    columns.forEach((column, i) => {
+      const doc = vectors[i + 1]![row];
+      if (doc === null || doc === undefined) return;
+      if (column === 'core') core = JSON.parse(doc) as Row;
+      else weeks.set(request.weeks[i - (request.core ? 1 : 0)]!, JSON.parse(doc) as Row);
+    });
+    found.set(keys[row]!, { core, weeks });
+  }
+  return found;
 }

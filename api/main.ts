@@ -1,17 +1,10 @@
-import { loadConfig } from '../shared/config.ts';
-import { isAppError } from '../shared/errors.ts';
+import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
 import { startServer } from './server.ts';
 
 /** Entry point of the web process (`npm run serve`, the Procfile's `web`). */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${isAppError(err) ? err.message : String(err)}\n`);
-    process.exit(2);
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel, 'api');
   const server = await startServer(config, log);
   if (!server.store.current) log.warn({ data_dir: config.dataDir }, 'no version is current yet: /readyz answers 503 until one is loaded');

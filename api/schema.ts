@@ -5,8 +5,7 @@ import {
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
 import { weekOfDateArg } from '../shared/weeks.ts';
-import { fetchDocuments, type Row } from './lookup-queries.ts';
-import { weeklyServingKey } from '../shared/version-schema.ts';
+import { fetchDocuments, type Found, type Row } from './lookup-queries.ts';
 import { planLookup } from './plan-lookup.ts';
 import type { Lease } from './version-store.ts';
 
@@ -20,8 +19,7 @@ export type RequestContext = {
 interface Entry {
   readonly placekey: string;
   readonly canonical: string;
-  readonly core: ReadonlyMap<string, Row>;
-  readonly weekly: ReadonlyMap<string, Row>;
+  readonly found: Found | undefined;
   readonly latestWeek: string | null;
 }
 
@@ -71,14 +69,14 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
 
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
-  placedata_core: { type: PlaceCore, resolve: (entry) => entry.core.get(entry.canonical) ?? null },
+  placedata_core: { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null },
   placedata_weekly_patterns: {
     type: WeeklyPatterns,
     description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
     args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
     resolve: (entry, args: { date?: string | null }) => {
       const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
-      return week === null ? null : entry.weekly.get(weeklyServingKey(entry.canonical, week)) ?? null;
+      return week === null ? null : entry.found?.weeks.get(week) ?? null;
     },
   },
 };
@@ -94,11 +92,9 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const plan = planLookup(info, version.latestWeek);
   const canonical = placekeys.map(canonicalPlacekey);
   const distinct = [...new Set(canonical)];
-  const request = { core: plan.core ? distinct : [], weekly: [...plan.weeks].flatMap((week) => distinct.map((placekey) => ({ placekey, week }))) };
-  const fetched = request.core.length + request.weekly.length > 0
-    ? await version.query((conn) => fetchDocuments(conn, request))
-    : { core: new Map<string, Row>(), weekly: new Map<string, Row>() };
-  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, core: fetched.core, weekly: fetched.weekly, latestWeek: version.latestWeek }));
+  const request = { placekeys: distinct, core: plan.core, weeks: [...plan.weeks].filter((w) => version.hasWeek(w)) };
+  const found = request.core || request.weeks.length > 0 ? await version.query((conn) => fetchDocuments(conn, request)) : new Map<string, Found>();
+  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
 }
 
 /** The public schema of POST /v1/graphql. */

@@ -1,6 +1,7 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { SERVING, TABLES, SCHEMA_VERSION } from '../shared/version-schema.ts';
+import { SERVING, TABLES, SCHEMA_VERSION, weekColumn } from '../shared/version-schema.ts';
+import { quoteIdent } from '../shared/sql.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
 
@@ -26,9 +27,12 @@ export class ServedVersion {
   #retired = false;
   #closed = false;
 
-  private constructor(label: string, latestWeek: string | null, instance: DuckDBInstance, pool: ConnectionPool) {
+  readonly #weekColumns: ReadonlySet<string>;
+
+  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool) {
     this.label = label;
     this.latestWeek = latestWeek;
+    this.#weekColumns = weekColumns;
     this.#instance = instance;
     this.#pool = pool;
   }
@@ -41,12 +45,15 @@ export class ServedVersion {
       try {
         const info = await pool.use((conn) => readInfo(conn));
         // Right after opening, look-ups are several times slower until the blocks they touch
-        // are cached; one scan of the serving tables before the version takes traffic warms them.
-        await pool.use((conn) => conn.run(`SELECT sum(length(doc)) FROM ${SERVING.core} UNION ALL SELECT sum(length(doc)) FROM ${SERVING.weekly}`));
+        // are cached; one scan of the key, core and newest week before the version takes
+        // traffic warms them.
+        const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
+        await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
+        const weeks = await pool.use((conn) => readWeekColumns(conn));
         if (info.label !== label || info.schemaVersion !== SCHEMA_VERSION) {
           throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${SCHEMA_VERSION})`);
         }
-        return new ServedVersion(label, info.latestWeek, instance, pool);
+        return new ServedVersion(label, info.latestWeek, weeks, instance, pool);
       } catch (err) {
         pool.close();
         throw err;
@@ -55,6 +62,11 @@ export class ServedVersion {
       instance.closeSync();
       throw err;
     }
+  }
+
+  /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
+  hasWeek(week: string): boolean {
+    return this.#weekColumns.has(weekColumn(week));
   }
 
   query<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
@@ -99,4 +111,9 @@ async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schema
   const row = rows[0];
   if (rows.length !== 1 || !row) throw new AppError(ErrorCodes.VERSION_INVALID, 'version_info must hold exactly one row');
   return { label: String(row['label']), schemaVersion: Number(row['schema_version']), latestWeek: row['last_week'] === null ? null : String(row['last_week']) };
+}
+
+async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table AND column_name LIKE 'w%'`, { table: SERVING.places })).getRowObjectsJS();
+  return new Set(rows.map((r) => String(r['column_name'])));
 }

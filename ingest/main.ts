@@ -1,5 +1,4 @@
-import { loadConfig } from '../shared/config.ts';
-import { isAppError } from '../shared/errors.ts';
+import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createLoadWorker } from './load-worker.ts';
 import { redisConnection } from './redis-connection.ts';
@@ -7,13 +6,7 @@ import { cleanStaleBuilds } from './temp-files.ts';
 
 /** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${isAppError(err) ? err.message : String(err)}\n`);
-    process.exit(2);
-  }
+  const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel, 'worker');
   const removed = await cleanStaleBuilds(config.dataDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');

@@ -1,26 +1,36 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../shared/sql.ts';
-import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS } from '../shared/version-schema.ts';
+import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn } from '../shared/version-schema.ts';
 
 function jsonObject(columns: readonly { name: string }[]): string {
   return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
 }
 
 /**
- * Builds the serving tables beside the logical ones: one row per look-up key holding the
- * product's fields as a pre-serialised JSON document, sorted by key, with the key indexed, and
- * stored without the string compressions that make random row fetches slow. A batch look-up then
- * finds rows through the index and fetches one short row per key: see docs/architecture.md
- * (Performance) for the measurements that chose this layout.
+ * Builds the serving table beside the logical ones: one row per placekey, holding the core
+ * fields as one pre-serialised JSON document and each week's fields as another, one column per
+ * week; sorted by placekey, with the key indexed, and stored without the string compressions that
+ * make random row fetches slow. A batch look-up then probes the index once per key and fetches
+ * only the columns it needs (core, and the one week asked for), whatever the history kept:
+ * see docs/architecture.md (Performance) for the measurements that chose this layout.
  */
 export async function buildServingTables(conn: DuckDBConnection): Promise<void> {
-  // The logical tables are written compressed first; the setting below applies only to what is
-  // written after it (the serving tables).
+  // The logical tables are written compressed first; the setting applies only to what is written after it.
   await conn.run('CHECKPOINT');
   await conn.run(`SET disabled_compression_methods = 'fsst,rle,dict_fsst,dictionary'`);
-  await conn.run(`CREATE TABLE ${SERVING.core} (placekey VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)`);
-  await conn.run(`INSERT INTO ${SERVING.core} SELECT placekey, ${jsonObject(CORE_COLUMNS)} FROM ${TABLES.core} ORDER BY placekey`);
-  await conn.run(`CREATE TABLE ${SERVING.weekly} (wkey VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)`);
-  await conn.run(`INSERT INTO ${SERVING.weekly} SELECT placekey || '|' || strftime(week_start, '%Y-%m-%d'), ${jsonObject(WEEKLY_COLUMNS)}
-    FROM ${TABLES.weekly} ORDER BY placekey, week_start`);
+  const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${TABLES.weekly} ORDER BY w`))
+    .getRowObjectsJS().map((r) => String(r['w']));
+  const weekCols = weeks.map((w) => `${quoteIdent(weekColumn(w))} VARCHAR`);
+  await conn.run(`CREATE TABLE ${SERVING.places} (placekey VARCHAR NOT NULL, core VARCHAR${weekCols.map((c) => ', ' + c).join('')})`);
+  const pivot = weeks.length
+    ? `LEFT JOIN (PIVOT (SELECT placekey, 'w' || strftime(week_start, '%Y%m%d') AS wk, ${jsonObject(WEEKLY_COLUMNS)} AS doc FROM ${TABLES.weekly})
+         ON wk IN (${weeks.map((w) => `'${weekColumn(w)}'`).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
+    : '';
+  await conn.run(`INSERT INTO ${SERVING.places} BY NAME
+    SELECT k.placekey, c.core${weeks.length ? ', p.* EXCLUDE (placekey)' : ''}
+    FROM (SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}) k
+    LEFT JOIN (SELECT placekey, ${jsonObject(CORE_COLUMNS)} AS core FROM ${TABLES.core}) c USING (placekey)
+    ${pivot}
+    ORDER BY k.placekey`);
+  await conn.run(`CREATE UNIQUE INDEX ${SERVING.places}_key ON ${SERVING.places} (placekey)`);
 }

@@ -7,17 +7,18 @@ import { quoteIdent } from './sql.ts';
 export const SCHEMA_VERSION = 2;
 
 /**
- * The serving tables the API reads: look-up key -> the product's spec fields as a JSON document.
- * `serve_weekly.wkey` is `<placekey>|<week_start YYYY-MM-DD>`. Built from the logical tables.
+ * The serving table the API reads, built from the logical tables: one row per placekey, the
+ * spec's core fields as a JSON document in `core`, and each week's spec fields as a JSON document
+ * in a column named after the week's Monday (`w20220103`).
  */
 export const SERVING = {
-  core: 'serve_core',
-  weekly: 'serve_weekly',
+  places: 'serve_places',
 } as const;
 
-/** The weekly serving key of a placekey and week (its Monday, YYYY-MM-DD). */
-export function weeklyServingKey(placekey: string, week: string): string {
-  return `${placekey}|${week}`;
+/** The serving column of a week (its Monday, YYYY-MM-DD): `w` and the date's digits. */
+export function weekColumn(week: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(week)) throw new Error(`not a week: ${week}`);
+  return 'w' + week.replace(/-/g, '');
 }
 
 export const TABLES = {

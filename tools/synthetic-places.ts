@@ -1,4 +1,5 @@
 import { geoToWhere } from '../shared/placekey.ts';
+import { seededRandom } from '../ingest/demo-drop.ts';
 
 /**
  * Deterministic synthetic POIs and weeks in the shape of the real products, each a pure function
@@ -47,17 +48,11 @@ const WHAT = '23456789bcdfghjkmnpqrstvwxyz';
 const DAY_WEIGHTS = [0.12, 0.12, 0.13, 0.14, 0.17, 0.18, 0.14];
 const HOUR_WEIGHTS = [0, 0, 0, 0, 0, 0, 1, 2, 4, 5, 6, 8, 10, 9, 7, 6, 6, 7, 8, 7, 5, 3, 1, 0];
 
-/** A small, fast, deterministic generator for one (seed, index, week) cell. */
+/** A small, fast, deterministic generator for one (seed, index, week) cell: the parts hashed into a seed. */
 export function cellRandom(...parts: number[]): () => number {
   let a = 0x9e3779b9;
   for (const p of parts) a = Math.imul(a ^ (p >>> 0), 0x85ebca6b) ^ (a >>> 13);
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return seededRandom(a);
 }
 
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;

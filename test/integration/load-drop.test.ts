@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { queryFile } from '../helpers/query-file.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { rollback } from '../../ingest/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
@@ -11,19 +11,6 @@ import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
 
-async function queryFile(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await db.connect();
-    try {
-      return (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
-}
 
 describe('loading a drop into a version file', () => {
   let dir: string;

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { queryFile } from '../helpers/query-file.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -46,19 +46,6 @@ async function lookup(url: string, selection: string, placekeys: string[]): Prom
   return out;
 }
 
-async function queryFile(file: string, sql: string): Promise<Record<string, unknown>[]> {
-  const db = await DuckDBInstance.create(file, file === ':memory:' ? {} : { access_mode: 'READ_ONLY' });
-  try {
-    const conn = await db.connect();
-    try {
-      return (await conn.runAndReadAll(sql)).getRowObjectsJson() as Record<string, unknown>[];
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
-}
 
 describe('real sample drops (SAMPLES_DIR): each loads with values served exactly as delivered, or is refused for its true reason', function () {
   this.timeout(120_000);
