@@ -1,6 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent } from '../shared/sql.ts';
+import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn } from '../shared/version-schema.ts';
+
+const ROWS_PER_SLICE = 400_000;
 
 function jsonObject(columns: readonly { name: string }[]): string {
   return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
@@ -22,15 +24,27 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
     .getRowObjectsJS().map((r) => String(r['w']));
   const weekCols = weeks.map((w) => `${quoteIdent(weekColumn(w))} VARCHAR`);
   await conn.run(`CREATE TABLE ${SERVING.places} (placekey VARCHAR NOT NULL, core VARCHAR${weekCols.map((c) => ', ' + c).join('')})`);
-  const pivot = weeks.length
-    ? `LEFT JOIN (PIVOT (SELECT placekey, 'w' || strftime(week_start, '%Y%m%d') AS wk, ${jsonObject(WEEKLY_COLUMNS)} AS doc FROM ${TABLES.weekly})
-         ON wk IN (${weeks.map((w) => `'${weekColumn(w)}'`).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
-    : '';
-  await conn.run(`INSERT INTO ${SERVING.places} BY NAME
-    SELECT k.placekey, c.core${weeks.length ? ', p.* EXCLUDE (placekey)' : ''}
-    FROM (SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}) k
-    LEFT JOIN (SELECT placekey, ${jsonObject(CORE_COLUMNS)} AS core FROM ${TABLES.core}) c USING (placekey)
-    ${pivot}
-    ORDER BY k.placekey`);
+  await conn.run(`CREATE TEMP TABLE serve_keys AS SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}`);
+  // Built in placekey ranges of about ROWS_PER_SLICE weekly rows, in order: pivoting all weeks
+  // at once holds every document in memory (it failed at 1M POIs x 4 weeks under a 1GB limit).
+  const weeklyRows = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${TABLES.weekly}`)).getRowObjectsJS()[0]!['n']);
+  const slices = Math.max(1, Math.ceil(weeklyRows / ROWS_PER_SLICE));
+  const bounds = slices === 1 ? [] : (await conn.runAndReadAll(`SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM serve_keys`))
+    .getRowObjectsJS().map((r) => String(r['b']));
+  const ranges = [null, ...bounds].map((lo, i) => ({ lo, hi: bounds[i] ?? null }));
+  for (const { lo, hi } of ranges) {
+    const where = [lo === null ? null : `placekey >= ${quoteLiteral(lo)}`, hi === null ? null : `placekey < ${quoteLiteral(hi)}`].filter(Boolean).join(' AND ') || 'true';
+    const pivot = weeks.length
+      ? `LEFT JOIN (PIVOT (SELECT placekey, 'w' || strftime(week_start, '%Y%m%d') AS wk, ${jsonObject(WEEKLY_COLUMNS)} AS doc FROM ${TABLES.weekly} WHERE ${where})
+           ON wk IN (${weeks.map((w) => `'${weekColumn(w)}'`).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
+      : '';
+    await conn.run(`INSERT INTO ${SERVING.places} BY NAME
+      SELECT k.placekey, c.core${weeks.length ? ', p.* EXCLUDE (placekey)' : ''}
+      FROM (SELECT placekey FROM serve_keys WHERE ${where}) k
+      LEFT JOIN (SELECT placekey, ${jsonObject(CORE_COLUMNS)} AS core FROM ${TABLES.core} WHERE ${where}) c USING (placekey)
+      ${pivot}
+      ORDER BY k.placekey`);
+  }
+  await conn.run('DROP TABLE serve_keys');
   await conn.run(`CREATE UNIQUE INDEX ${SERVING.places}_key ON ${SERVING.places} (placekey)`);
 }
