@@ -37,6 +37,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
+  // Clients and load balancers keep connections open longer than Node's 5 s default; a server
+  // that closes an idle socket just as a client reuses it makes that request fail ("socket hang
+  // up", seen in the benchmark at 16 concurrent 1000-key requests).
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   let closing: Promise<void> | null = null;
