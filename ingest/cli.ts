@@ -205,4 +205,3 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv,
   }
 }
 
-export { AppError };

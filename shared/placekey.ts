@@ -10,11 +10,6 @@ const WHERE_RE = /^[23456789bcdfghjkmnpqrstvwxyzeua]{3}-[23456789bcdfghjkmnpqrst
 const WHAT_V1_RE = /^[23456789bcdfghjkmnpqrstvwxyz]{3,}(-[23456789bcdfghjkmnpqrstvwxyz]{3,})?$/;
 const WHAT_V2_RE = /^[01][abcdefghijklmnopqrstuvwxyz234567]{9}$/;
 
-/** The SQL-side shape check used by ingest: the regex part of the rules, as one pattern. */
-export const PLACEKEY_SQL_PATTERN =
-  '^(([23456789bcdfghjkmnpqrstvwxyz]{3,}(-[23456789bcdfghjkmnpqrstvwxyz]{3,})?)|([01][a-z2-7]{9}))?@' +
-  '[23456789bcdfghjkmnpqrstvwxyzeua]{3}-[23456789bcdfghjkmnpqrstvwxyzeu]{3}-[23456789bcdfghjkmnpqrstvwxyzeu]{3}$';
-
 /** The profanity filter of the encoder, in application order (placekey-py). */
 const REPLACEMENTS: ReadonlyArray<readonly [string, string]> = [
   ['prn', 'pre'], ['f4nny', 'f4nne'], ['tw4t', 'tw4e'], ['ngr', 'ngu'], ['dck', 'dce'], ['vjn', 'vju'],
