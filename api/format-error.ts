@@ -1,12 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { ErrorCodes, isAppError } from '../shared/errors.ts';
-
-function withCode(err: GraphQLError, code: string, message: string = err.message): GraphQLError {
-  return new GraphQLError(message, {
-    source: err.source, positions: err.positions, path: err.path,
-    extensions: { ...err.extensions, code },
-  });
-}
+import { withCode } from './with-code.ts';
 
 /**
  * The edge's error mapping: every error leaves with a stable `extensions.code`, and nothing that
@@ -22,12 +16,10 @@ export function makeFormatError(onInternal: (err: Error) => void) {
     const original = err.originalError;
     if (isAppError(original)) return withCode(err, original.code, original.message);
     if (typeof err.extensions['code'] === 'string') return err;
-    if (original && !(original instanceof GraphQLError)) {
-      onInternal(original);
-      return new GraphQLError('Internal server error', { path: err.path, extensions: { code: ErrorCodes.INTERNAL_SERVER_ERROR } });
-    }
-    if (err.path) {
-      onInternal(err);
+    // A non-GraphQL cause, or an execution error graphql-js raised itself: ours, never shown.
+    const internal = original && !(original instanceof GraphQLError) ? original : err.path ? err : null;
+    if (internal) {
+      onInternal(internal);
       return new GraphQLError('Internal server error', { path: err.path, extensions: { code: ErrorCodes.INTERNAL_SERVER_ERROR } });
     }
     return withCode(err, err.message.startsWith('Variable "$') ? ErrorCodes.BAD_USER_INPUT : ErrorCodes.BAD_REQUEST);

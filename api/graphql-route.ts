@@ -1,9 +1,10 @@
 import type { Request, Response } from 'express';
-import { GraphQLError, validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { makeFormatError } from './format-error.ts';
+import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
 import type { RequestContext } from './schema.ts';
 import type { Lease } from './version-store.ts';
@@ -28,7 +29,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     schema: options.schema,
     parse: (query) => parseWithLimits(typeof query === 'string' ? query : query.body, options),
     validate: (schema, document, rules) => graphqlValidate(schema, document, rules).map((e) =>
-      e.extensions['code'] ? e : new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: ErrorCodes.GRAPHQL_VALIDATION_FAILED } })),
+      e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)),
     validationRules: [complexityRule(options)],
     context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
     onOperation: (req, _args, result) => {

@@ -3,6 +3,7 @@ import {
   type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
 } from 'graphql';
 import { ErrorCodes } from '../shared/errors.ts';
+import { withCode } from './with-code.ts';
 
 export interface QueryLimits {
   readonly maxTokens: number;
@@ -28,7 +29,7 @@ export function parseWithLimits(query: string, limits: QueryLimits): DocumentNod
     return parse(query, { maxTokens: limits.maxTokens + 1 });
   } catch (err) {
     if (err instanceof GraphQLError && err.extensions['code'] === undefined) {
-      throw new GraphQLError(err.message, { source: err.source, positions: err.positions, extensions: { code: ErrorCodes.GRAPHQL_PARSE_FAILED } });
+      throw withCode(err, ErrorCodes.GRAPHQL_PARSE_FAILED);
     }
     throw err;
   }

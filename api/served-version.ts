@@ -44,15 +44,16 @@ export class ServedVersion {
       const pool = await ConnectionPool.create(instance, options.connections);
       try {
         const info = await pool.use((conn) => readInfo(conn));
+        // Checked before anything else reads the file: an older schema has no serving table.
+        if (info.label !== label || info.schemaVersion !== SCHEMA_VERSION) {
+          throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${SCHEMA_VERSION})`);
+        }
         // Right after opening, look-ups are several times slower until the blocks they touch
         // are cached; one scan of the key, core and newest week before the version takes
         // traffic warms them.
         const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
         await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
-        if (info.label !== label || info.schemaVersion !== SCHEMA_VERSION) {
-          throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${SCHEMA_VERSION})`);
-        }
         return new ServedVersion(label, info.latestWeek, weeks, instance, pool);
       } catch (err) {
         pool.close();

@@ -12,7 +12,6 @@ import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { collectInvalidPlacekeys } from './invalid-placekeys.ts';
 import { productLayout, type ProductLayout } from './product-layout.ts';
 import { productRows, stageProduct } from './stage-product.ts';
-import { FINAL_REASON_SQL } from './validation-rules.ts';
 import { buildServingTables } from './serving-tables.ts';
 
 export interface BuildSettings {
@@ -157,7 +156,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
 }
 
 async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
-  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM ${productRows('staged_weekly')} WHERE ${FINAL_REASON_SQL} IS NULL`)).getRowObjectsJS()[0];
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM ${productRows('staged_weekly')} WHERE reason IS NULL`)).getRowObjectsJS()[0];
   return row && row['m'] !== null ? String(row['m']) : null;
 }
 
@@ -169,11 +168,11 @@ async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
 async function keptRows(conn: DuckDBConnection, layout: ProductLayout, duplicates: number): Promise<string> {
   const staged = `staged_${layout.product}`;
   const cols = [...layout.spec.map((c) => c.name), ...layout.extras.map((e) => e.name), ...(layout.product === 'weekly' ? ['week_start'] : [])];
-  const select = `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NULL`;
+  const select = `SELECT ${cols.map(quoteIdent).join(', ')} FROM ${productRows(staged)} WHERE reason IS NULL`;
   if (duplicates === 0) return select;
   await conn.run(`CREATE OR REPLACE TEMP TABLE kept_${layout.product} AS SELECT pos FROM (
     SELECT pos, row_number() OVER (PARTITION BY ${keySql(layout.product)} ORDER BY pos) AS k
-    FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NULL) WHERE k = 1`);
+    FROM ${productRows(staged)} WHERE reason IS NULL) WHERE k = 1`);
   return `${select} AND pos IN (SELECT pos FROM kept_${layout.product})`;
 }
 
@@ -189,7 +188,7 @@ async function writeCore(conn: DuckDBConnection, layout: ProductLayout, hasPrevi
 async function writeWeekly(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean, report: LoadReport): Promise<void> {
   const delivered = layout.files.length > 0;
   if (delivered) {
-    const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${productRows('staged_weekly')} WHERE ${FINAL_REASON_SQL} IS NULL ORDER BY w`)).getRowObjectsJS();
+    const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${productRows('staged_weekly')} WHERE reason IS NULL ORDER BY w`)).getRowObjectsJS();
     report.weeks_loaded = weeks.map((w) => String(w['w']));
   }
   const newWeeks = report.weeks_loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
@@ -211,7 +210,7 @@ async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], 
   for (const product of Object.keys(report.products) as Product[]) {
     const rows = (await conn.runAndReadAll(`SELECT file_idx, count(*)::BIGINT AS r, count(*) FILTER (WHERE k = 1)::BIGINT AS l FROM (
         SELECT file_idx, CASE WHEN usable THEN row_number() OVER (PARTITION BY usable, ${keySql(product)} ORDER BY pos) END AS k
-        FROM (SELECT *, ${FINAL_REASON_SQL} IS NULL AS usable FROM ${productRows(`staged_${product}`)})) GROUP BY file_idx`)).getRowObjectsJS();
+        FROM (SELECT *, reason IS NULL AS usable FROM ${productRows(`staged_${product}`)})) GROUP BY file_idx`)).getRowObjectsJS();
     for (const row of rows) {
       const entry = perFile.get(Number(row['file_idx'])) ?? { read: 0, loaded: 0 };
       entry.read += Number(row['r']);

@@ -4,7 +4,7 @@ import type { DropFile } from './drop-files.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';
 import type { ProductLayout } from './product-layout.ts';
 import { productRows, unparseableExtras } from './stage-product.ts';
-import { FINAL_REASON_SQL, type RejectReason } from './validation-rules.ts';
+import type { RejectReason } from './validation-rules.ts';
 
 const SAMPLE_LIMIT = 20;
 
@@ -24,11 +24,11 @@ export async function checkProduct(conn: DuckDBConnection, staged: string, layou
   const counts = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS rows_read,
       count(DISTINCT (${keySql(product)})) FILTER (WHERE reason IS NULL)::BIGINT AS rows_loaded,
       count(*) FILTER (WHERE reason IS NULL)::BIGINT AS usable ${bitCounts.map((b) => ', ' + b).join('')}
-    FROM (SELECT *, ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)})`)).getRowObjectsJS()[0]!;
-  const reasons = (await conn.runAndReadAll(`SELECT reason, count(*)::BIGINT AS n FROM (SELECT ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)})
+    FROM ${productRows(staged)}`)).getRowObjectsJS()[0]!;
+  const reasons = (await conn.runAndReadAll(`SELECT reason, count(*)::BIGINT AS n FROM ${productRows(staged)}
     WHERE reason IS NOT NULL GROUP BY reason ORDER BY reason`)).getRowObjectsJS();
   const sampleRows = (await conn.runAndReadAll(`SELECT r.file_idx, r.pos - f.first + 1 AS row_no, reason, placekey
-    FROM (SELECT file_idx, pos, placekey, ${FINAL_REASON_SQL} AS reason FROM ${productRows(staged)} WHERE ${FINAL_REASON_SQL} IS NOT NULL ORDER BY pos LIMIT ${SAMPLE_LIMIT}) r
+    FROM (SELECT file_idx, pos, placekey, reason FROM ${productRows(staged)} WHERE reason IS NOT NULL ORDER BY pos LIMIT ${SAMPLE_LIMIT}) r
     JOIN (SELECT file_idx, min(rowid) AS first FROM ${staged} GROUP BY file_idx) f USING (file_idx) ORDER BY r.pos`)).getRowObjectsJS();
   const rejected: Partial<Record<RejectReason, number>> = {};
   let rejectedTotal = 0;

@@ -6,7 +6,8 @@ export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';
 
 /**
  * Checks each distinct staged Placekey once, in JavaScript, with exactly the rules the API
- * applies (the H3 check cannot be written in SQL), and records the invalid ones for the row rules.
+ * applies (the H3 check cannot be written in SQL), records the invalid ones, and gives the rows
+ * with a missing or invalid key their reason.
  * Reading the distinct keys out in bulk is several times faster than a per-row scalar function:
  * a key recurs in every week, and the function bridge costs microseconds per call.
  */
@@ -29,5 +30,16 @@ export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTabl
   } finally {
     appender.closeSync();
   }
+  for (const table of stagedTables) await conn.run(placekeyReasonUpdateSql(table));
   return invalid;
+}
+
+/**
+ * Puts the Placekey rules first in a staged table's `reason`, once the invalid keys are known:
+ * only the rows with a missing or invalid key change (usually none), and every later query reads
+ * the final reason from the column.
+ */
+export function placekeyReasonUpdateSql(staged: string): string {
+  return `UPDATE ${staged} SET reason = CASE WHEN placekey IS NULL THEN 'missing_placekey' ELSE 'malformed_placekey' END
+    WHERE in_product AND (placekey IS NULL OR placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}))`;
 }

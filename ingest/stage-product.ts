@@ -50,8 +50,8 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
   const columns = typedColumns(layout);
   const weekly = layout.product === 'weekly';
   await conn.run(`CREATE TEMP TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${columns.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`).join(', ')}
-    ${weekly ? ', week_start DATE' : ''}, row_reason VARCHAR, bad_mask BIGINT)`);
-  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(weekly ? ['week_start'] : []), 'row_reason', 'bad_mask'];
+    ${weekly ? ', week_start DATE' : ''}, reason VARCHAR, bad_mask BIGINT)`);
+  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(weekly ? ['week_start'] : []), 'reason', 'bad_mask'];
   // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
   // the rules and the unparseable mask, which compare the two.
   const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(weekly ? [`${WEEK_START_SQL} AS ${typedName('week_start')}`] : [])];

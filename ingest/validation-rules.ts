@@ -1,5 +1,4 @@
 import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
-import { INVALID_PLACEKEYS_TABLE } from './invalid-placekeys.ts';
 
 /**
  * Row rules. Each names the first reason a row is unusable; a row with no reason is loaded. The
@@ -21,9 +20,9 @@ export const REJECT_REASONS = {
 export type RejectReason = keyof typeof REJECT_REASONS;
 
 /*
- * The rules run in two places. While a file is read (over its delivered text), every rule but the
+ * The rules run in two steps. While a file is read (over its delivered text), every rule but the
  * Placekey's validity, which needs the set of invalid keys found once all files are staged
- * (ingest/invalid-placekeys.ts); `finalReasonSql` then puts the Placekey rules first.
+ * (ingest/invalid-placekeys.ts); `placekeyReasonUpdateSql` (in invalid-placekeys.ts) then puts the Placekey rules first.
  * Counts and visits_by_day may be absent (a file that cuts the product to a few columns, such as
  * a shop export with only raw_visitor_count): they are checked when present, and must agree when
  * both are there. A row needs a valid Placekey and a valid week to be usable.
@@ -54,10 +53,3 @@ END`;
 
 /** The week a delivered weekly row belongs to (from its delivered text): the local date of its Monday. */
 export const WEEK_START_SQL = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
-
-/** The reason of a staged row, Placekey rules first; NULL for a usable row. */
-export const FINAL_REASON_SQL = `CASE
-  WHEN placekey IS NULL THEN 'missing_placekey'
-  WHEN placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}) THEN 'malformed_placekey'
-  ELSE row_reason
-END`;
