@@ -3,6 +3,8 @@ import { validate as graphqlValidate, type ExecutionResult, type GraphQLSchema }
 import { createHandler } from 'graphql-http/lib/use/express';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
+import { makeCompiledExecute } from './compiled-execute.ts';
+import { DocumentCache } from './document-cache.ts';
 import { makeFormatError } from './format-error.ts';
 import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
@@ -25,12 +27,15 @@ function leaseOf(res: Response): Lease {
  */
 export function graphqlRoute(options: GraphqlRouteOptions) {
   const formatError = makeFormatError((err) => options.log.error({ err: err.message }, 'internal error hidden from a response'));
+  const documents = new DocumentCache(256);
   return createHandler<RequestContext>({
     schema: options.schema,
-    parse: (query) => parseWithLimits(typeof query === 'string' ? query : query.body, options),
-    validate: (schema, document, rules) => graphqlValidate(schema, document, rules).map((e) =>
-      e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)),
+    parse: (query) => documents.parse(typeof query === 'string' ? query : query.body, (q) => parseWithLimits(q, options)),
+    // One schema and one rule list (ours after the specified rules), so a document's errors never change.
+    validate: (schema, document, rules) => [...documents.validate(document, (doc) => graphqlValidate(schema, doc, rules).map((e) =>
+      e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)))],
     validationRules: [complexityRule(options)],
+    execute: makeCompiledExecute(options.schema),
     context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
     onOperation: (req, _args, result) => {
       const res = (req.context as { res: Response }).res;

@@ -1,0 +1,109 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { execute, parse, type ExecutionArgs } from 'graphql';
+import { makeCompiledExecute } from '../../api/compiled-execute.ts';
+import { buildSchema } from '../../api/schema.ts';
+import { ServedVersion } from '../../api/served-version.ts';
+import { loadDrop } from '../../ingest/load-drop.ts';
+import { versionFilePath } from '../../shared/version-files.ts';
+import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
+import { CORE_FIELDS, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+
+/**
+ * The compiled execution path must answer exactly as graphql-js does: every case runs through
+ * both on the same served version and the whole results (data and errors, as serialised) are
+ * compared, and each case pins which path answered.
+ */
+describe('compiled execution answers as graphql-js does', () => {
+  let dir: string;
+  let fixture: DemoFixture;
+  let version: ServedVersion;
+  const schema = buildSchema();
+  const paths: string[] = [];
+  const compiled = makeCompiledExecute(schema, (reason) => paths.push(reason));
+  const UNKNOWN = '222-222@5vg-7gq-tvz';
+
+  before(async () => {
+    dir = await makeTempDir('compiled');
+    fixture = await demoFixture(path.join(dir, 'drop'));
+    const config = testConfig(path.join(dir, 'data'));
+    const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
+    version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1 });
+  });
+
+  after(async () => {
+    version?.retire();
+    await removeDir(dir);
+  });
+
+  const keys = () => [fixture.core[0]!['placekey']!, UNKNOWN, fixture.core[5]!['placekey']!, fixture.core[0]!['placekey']!, fixture.core[9]!['placekey']!];
+
+  async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string) {
+    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version, release() {} }, maxBatch: 10 } });
+    const reference = JSON.parse(JSON.stringify(await execute(args())));
+    paths.length = 0;
+    const ours = JSON.parse(JSON.stringify(await compiled(args())));
+    expect(ours).to.deep.equal(reference);
+    return { result: ours, path: paths.length === 0 ? 'compiled' : paths.join(',') };
+  }
+
+  it('answers the spec queries (core, weekly with and without date, both) on the compiled path', async () => {
+    const queries = [
+      `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${CORE_FIELDS} } } }`,
+      `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_weekly_patterns(date: "2022-03-16") { ${WEEKLY_FIELDS} } } }`,
+      `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_weekly_patterns { ${WEEKLY_FIELDS} } } }`,
+      `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-07") { ${WEEKLY_FIELDS} } } }`,
+    ];
+    for (const q of queries) {
+      const { result, path: used } = await both(q, { placekeys: keys() });
+      expect(used, q).to.equal('compiled');
+      expect(result.data.batch_lookup).to.have.length(5);
+      expect(result.errors, q).to.equal(undefined);
+    }
+    const { result } = await both(queries[3]!, { placekeys: keys() });
+    expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, placedata_core: null, placedata_weekly_patterns: null });
+    expect(result.data.batch_lookup[0].placedata_core.location_name).to.equal(fixture.core[0]!['location_name']);
+  });
+
+  it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {
+    const q = `
+      query Many($k: [Placekey!], $d: String) {
+        __typename
+        first: batch_lookup(placekeys: $k) {
+          __typename key: placekey ...Entry
+          placedata_core { city } placedata_core { region city t: __typename }
+          ... on PlaceEntry { w2: placedata_weekly_patterns(date: $d) { visits_by_day raw_visit_counts } }
+          ... { none: placedata_weekly_patterns(date: "2019-01-01") { city } }
+        }
+        second: batch_lookup(placekeys: ["${UNKNOWN}", "@5vg-7gq-tvz"]) { placekey ...Entry }
+      }
+      fragment Entry on PlaceEntry { placekey placedata_core { name: location_name ...Core } newest: placedata_weekly_patterns { date_range_start } }
+      fragment Core on PlaceCore { naics_code postal_code }
+      query Other { __typename }`;
+    const { result, path: used } = await both(q, { k: keys(), d: '2022-03-27' }, 'Many');
+    expect(used).to.equal('compiled');
+    expect(Object.keys(result.data)).to.deep.equal(['__typename', 'first', 'second']);
+    expect(Object.keys(result.data.first[0])).to.deep.equal(['__typename', 'key', 'placekey', 'placedata_core', 'newest', 'w2', 'none']);
+    expect(Object.keys(result.data.first[0].placedata_core)).to.deep.equal(['name', 'naics_code', 'postal_code', 'city', 'region', 't']);
+    expect(result.data.first[0].none).to.equal(null);
+    expect((await both(q, {}, 'Other')).result).to.deep.equal({ data: { __typename: 'Query' } });
+  });
+
+  it('leaves errors, directives and introspection to graphql-js, with the same answers', async () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      [`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placedata_weekly_patterns(date: "2022-13-01") { city } } }`, { k: keys() }, 'error'],
+      [`query($k: [Placekey!], $d: String) { batch_lookup(placekeys: $k) { placedata_weekly_patterns(date: $d) { city } } }`, { k: keys(), d: 'soon' }, 'error'],
+      [`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey } }`, { k: Array(11).fill(UNKNOWN) }, 'error'],
+      [`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey } }`, { k: ['not a key'] }, 'error'],
+      [`query($k: [Placekey!], $no: Boolean!) { batch_lookup(placekeys: $k) { placekey placedata_core @skip(if: $no) { city } } }`, { k: keys(), no: true }, 'not_compiled'],
+      [`{ __schema { queryType { name } } }`, {}, 'not_compiled'],
+    ];
+    for (const [q, vars, expected] of cases) {
+      const { result, path: used } = await both(q, vars);
+      expect(used, q).to.equal(expected);
+      if (expected === 'error') expect(result.errors, q).to.have.length.greaterThan(0);
+    }
+  });
+});
