@@ -18,7 +18,7 @@ const CORE_FIELDS = 'location_name street_address city region postal_code iso_co
 const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
 type Mode = 'core' | 'weekly' | 'both';
 
-interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number }
+interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[] }
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -164,6 +164,16 @@ async function main(o: Options): Promise<void> {
   };
   const files = await dataset(o, o.pois, o.weeks);
   const mainData = path.join(o.work, 'data-main');
+  if (o.parts.includes('ingest')) await ingest(o, files, mainData, results);
+  else if (!existsSync(mainData)) await loadOurs(mainData, files);
+  if (o.parts.includes('lookups')) await lookupsPart(o, files, mainData, results);
+  if (o.parts.includes('scaling')) results['scaling'] = await scalingPart(o, (results['lookups'] ?? []) as LookupRow[]);
+  await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
+  await writeFile('bench/RESULTS.md', renderResults(results));
+  log('wrote bench/RESULTS.md and bench/results.json');
+}
+
+async function ingest(o: Options, files: string[], mainData: string, results: Record<string, unknown>): Promise<void> {
   log('ingest: ours (csv.gz)');
   const oursCsv = await loadOurs(mainData, files);
   log('ingest: DuckDB raw (csv.gz)');
@@ -182,12 +192,14 @@ async function main(o: Options): Promise<void> {
   log('ingest: DuckDB raw (parquet)');
   const rawParquet = await timed([process.execPath, 'bench/raw-load.ts', path.join(o.work, 'raw.duckdb'), ...parquet]);
   results['ingest'] = { ours_csv: oursCsv, raw_csv: rawCsv, ours_parquet: oursParquet, raw_parquet: rawParquet };
+}
 
+async function lookupsPart(o: Options, files: string[], mainData: string, results: Record<string, unknown>): Promise<void> {
   const api = await startApi(mainData, 4301);
   let ours: LookupRow[] = [];
   let floorFigures;
   try {
-    ours = await lookups('ours', (mode, src) => ourTarget(4301, mode, src), o.pois, o);
+    ours = await lookups('ours', (mode, src) => ourTarget(4301, mode, src), o.pois, o, o.batches, o.modes);
     floorFigures = await floor(4301, o);
     log(`floor { __typename }: p50 ${floorFigures.c1.p50_ms} ms, c16 ${floorFigures.c16.rps} req/s`);
   } finally {
@@ -201,18 +213,21 @@ async function main(o: Options): Promise<void> {
     results['peer_load'] = await loadPeer(files);
     const peer = await startPeer(4302);
     try {
-      results['peer_lookups'] = await lookups('postgraphile', (mode, src) => peerTarget(4302, mode, src), o.pois, o);
+      results['peer_lookups'] = await lookups('postgraphile', (mode, src) => peerTarget(4302, mode, src), o.pois, o, o.batches, o.modes);
     } finally {
       await stop(peer);
     }
   }
 
+}
+
+async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Record<string, unknown>[]> {
   const scaling: Record<string, unknown>[] = [];
   for (const [pois, weeks] of [...o.scaling.map((p) => [p, 4] as const), [100_000, o.history] as const]) {
     const dataDir = path.join(o.work, `data-${pois}x${weeks}`);
-    if (pois === o.pois && weeks === o.weeks) {
-      const row = ours.find((r) => r.mode === 'both' && r.batch === 100)!;
-      scaling.push({ pois, weeks, p50_ms: row.c1.p50_ms, p99_ms: row.c1.p99_ms, rps_c16: row.c16.rps });
+    const measured = pois === o.pois && weeks === o.weeks ? ours.find((r) => r.mode === 'both' && r.batch === 100) : undefined;
+    if (measured) {
+      scaling.push({ pois, weeks, p50_ms: measured.c1.p50_ms, p99_ms: measured.c1.p99_ms, rps_c16: measured.c16.rps });
       continue;
     }
     const load = await loadOurs(dataDir, await dataset(o, pois, weeks));
@@ -225,10 +240,7 @@ async function main(o: Options): Promise<void> {
       await rm(dataDir, { recursive: true, force: true });
     }
   }
-  results['scaling'] = scaling;
-  await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
-  await writeFile('bench/RESULTS.md', renderResults(results));
-  log('wrote bench/RESULTS.md and bench/results.json');
+  return scaling;
 }
 
 function renderResults(r: Record<string, any>): string {
@@ -269,5 +281,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--scaling <list>', 'POI counts for the scaling run (4 weeks each)', '100000,1000000,5000000')
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .action(async (x) => main({ pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16) }));
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling (lookups include the peer unless --no-peer)', 'ingest,lookups,scaling')
+  .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
+  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16) }));
 await cli.parseAsync(process.argv);

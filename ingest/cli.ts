@@ -11,7 +11,7 @@ import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
-import type { BuildSettings } from './build-version.ts';
+import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { rollback } from './rollback.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
@@ -58,9 +58,12 @@ function program(config: () => Config, out: Out, err: Out): Command {
     .argument('<drop...>', 'folders or files of the drop')
     .option('--month <YYYY-MM>', 'release month (default: from the data)')
     .option('--json', 'print the result as JSON')
-    .action(async (drop: string[], opts: { month?: string; json?: boolean }) => {
+    .option('--timings', 'print each phase\'s start, in seconds since the load began, to stderr')
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; timings?: boolean }) => {
       const c = config();
-      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions });
+      const started = Date.now();
+      const onProgress = opts.timings ? (p: LoadProgress) => err(`${((Date.now() - started) / 1000).toFixed(1)} s: ${p.phase} ${p.percent}%`) : undefined;
+      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress });
       if (opts.json) out(JSON.stringify(result));
       else printLoad(out, result);
     });
