@@ -8,10 +8,14 @@ export interface Spawned {
   readonly exited: Promise<number | string>;
 }
 
-/** Starts one of the project's entry points with its own environment; output is kept for asserts. */
+/**
+ * Starts one of the project's entry points with its own environment; output is kept for asserts.
+ * Rate limits are off unless `env` sets RATE_LIMIT_POINTS: spawned APIs share Redis and the test
+ * key, so counters would otherwise carry from one test to the next.
+ */
 export function spawnEntry(entry: string, env: Record<string, string>): Spawned {
   const child = spawn(process.execPath, [path.resolve(entry)], {
-    env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', ...env },
+    env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
