@@ -21,15 +21,28 @@ export async function rawRequest(url: string, method: string, target: string, he
     socket.on('close', () => resolve());
     socket.on('error', reject);
   });
-  const head = Buffer.concat([
+  const request = Buffer.concat([
     Buffer.from(`${method} ${target} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nConnection: close\r\n`),
     ...headerLines.map((l) => Buffer.concat([typeof l === 'string' ? Buffer.from(l, 'latin1') : l, Buffer.from('\r\n')])),
     Buffer.from(body === '' ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`),
   ]);
   // write, not end: Node's server drops a request whose client half-closes before the answer.
-  socket.write(Buffer.concat([head, Buffer.from(body)]));
+  socket.write(Buffer.concat([request, Buffer.from(body)]));
   await done;
   const text = Buffer.concat(chunks).toString('utf8');
   const split = text.indexOf('\r\n\r\n');
-  return { status: Number(text.slice(9, 12)), head: text.slice(0, split), body: text.slice(split + 4) };
+  const head = text.slice(0, split);
+  const rest = text.slice(split + 4);
+  return { status: Number(text.slice(9, 12)), head, body: /^transfer-encoding: chunked$/im.test(head) ? unchunk(rest) : rest };
+}
+
+function unchunk(text: string): string {
+  let out = '';
+  for (let at = 0; ;) {
+    const eol = text.indexOf('\r\n', at);
+    const size = parseInt(text.slice(at, eol), 16);
+    if (!(size > 0)) return out;
+    out += text.slice(eol + 2, eol + 2 + size);
+    at = eol + 2 + size + 2;
+  }
 }
