@@ -11,7 +11,7 @@ import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { dumpRedis, expectNoSecrets } from '../helpers/leak-scan.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
-import { RedisServer } from '../helpers/redis-server.ts';
+import { freePort, RedisServer } from '../helpers/redis-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -157,5 +157,19 @@ describe('rate limits shared by two API processes through Redis (spawned from ap
     const stored = await dumpRedis(redis.url);
     expect(stored).to.contain(digestKey(devKeys[4]!).slice('sha256:'.length));
     expectNoSecrets({ 'API process 1 log': apis[0]!.output(), 'API process 2 log': apis[1]!.output(), 'Redis': stored, 'key file': keyFile }, [storeKey, ...devKeys]);
+  });
+
+  it('no Redis at start-up (nothing listens at REDIS_URL): the API starts, says so, serves and limits per process', async () => {
+    const alone = await spawnApi({
+      DATA_DIR: path.join(dir, 'data'), REDIS_URL: `redis://127.0.0.1:${await freePort()}`, PLACEDATA_API_KEYS: devKeys[0]!,
+      RATE_LIMIT_POINTS: String(LIMIT), RATE_LIMIT_WINDOW_SECONDS: '3600', RATE_LIMIT_PREFIX: prefix,
+    });
+    try {
+      expect(alone.output()).to.contain('Redis does not answer: rate limits are per process until it does');
+      expect(statusCounts(await burst(devKeys[0]!, 30, [alone]))).to.deep.equal({ 200: LIMIT, 429: 5 });
+    } finally {
+      expect(await stopProcess(alone)).to.equal(0);
+    }
+    expectNoSecrets({ 'API log': alone.output() }, devKeys);
   });
 });
