@@ -5,8 +5,11 @@ import type { Logger } from '../shared/logger.ts';
 import { sendError } from './error-body.ts';
 import { graphqlRoute } from './graphql-route.ts';
 import type { KeyRing } from './key-ring.ts';
+import type { KeyRateLimiter } from './key-rate-limiter.ts';
+import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
 import { buildSchema } from './schema.ts';
+import { bodyGuard, preflight, transportGuard } from './transport-guard.ts';
 import type { VersionStore } from './version-store.ts';
 
 export interface AppOptions {
@@ -18,6 +21,9 @@ export interface AppOptions {
   readonly maxTokens: number;
   readonly maxDepth: number;
   readonly maxAliases: number;
+  readonly maxRootFields: number;
+  /** Per-key rate limits, or null when they are off (RATE_LIMIT_POINTS=0). */
+  readonly limiter: KeyRateLimiter | null;
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
 }
@@ -78,10 +84,15 @@ export function createApp(options: AppOptions): express.Express {
     if (current) res.json({ status: 'ready', version_date: current.label });
     else res.status(503).json({ status: 'not_ready', version_date: null });
   });
+  app.options('/v1/graphql', preflight());
+  // Cheapest refusals first; nothing reads data or takes a version before the rate limit.
   app.all('/v1/graphql',
     requireKey(options.keys),
-    takeLease(options.store),
+    transportGuard(),
     express.json({ limit: options.maxBodyBytes }),
+    bodyGuard(options.maxTokens),
+    ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
+    takeLease(options.store),
     graphqlRoute({ ...options, schema: buildSchema() }));
   app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
   app.use(bodyErrors);

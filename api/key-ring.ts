@@ -1,4 +1,4 @@
-import { activeDigests, digestKey, keyFileStamp, matchesAnyDigest, readKeyFile } from '../shared/key-store.ts';
+import { activeDigests, digestKey, findDigest, keyFileStamp, readKeyFile } from '../shared/key-store.ts';
 import type { Logger } from '../shared/logger.ts';
 
 /**
@@ -38,6 +38,14 @@ export class KeyRing {
   }
 
   accepts(rawKey: string): boolean {
-    return matchesAnyDigest(rawKey, this.#digests);
+    return this.identify(rawKey) !== null;
+  }
+
+  /**
+   * The digest (`sha256:<hex>`) of an accepted key, or null: what identifies a caller
+   * everywhere after the key check (rate-limit counters), so the raw key goes no further.
+   */
+  identify(rawKey: string): string | null {
+    return findDigest(rawKey, this.#digests);
   }
 }

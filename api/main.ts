@@ -1,16 +1,50 @@
+import { once } from 'node:events';
+import { Redis } from 'ioredis';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
-import { createLogger } from '../shared/logger.ts';
+import type { Config } from '../shared/config.ts';
+import { createLogger, type Logger } from '../shared/logger.ts';
 import { startServer } from './server.ts';
+
+/** How long start-up waits for Redis before serving with per-process rate limits. */
+const REDIS_START_WAIT_MS = 2000;
+
+/**
+ * The Redis connection that shares rate-limit counters, or null when limits are off. A limiter
+ * must answer at once or fall back, so commands are never queued while disconnected, never
+ * retried, and time out quickly; ioredis keeps reconnecting in the background.
+ */
+async function connectRateLimitRedis(config: Config, log: Logger): Promise<Redis | null> {
+  if (config.rateLimitPoints === 0) return null;
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500, connectTimeout: 2000 });
+  // Reconnection attempts repeat while Redis is away; the limiter logs when it falls back and recovers.
+  redis.on('error', (err: Error) => log.debug({ err: err.message }, 'rate-limit Redis connection'));
+  try {
+    await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_START_WAIT_MS) });
+  } catch {
+    log.warn({ redis: redis.options.host + ':' + redis.options.port }, 'Redis does not answer: rate limits are per process until it does');
+  }
+  return redis;
+}
+
+async function closeRedis(redis: Redis | null): Promise<void> {
+  if (!redis) return;
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect(); // not connected: nothing to say goodbye to
+  }
+}
 
 /** Entry point of the web process (`npm run serve`, the Procfile's `web`). */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel, 'api');
-  const server = await startServer(config, log);
+  const redis = await connectRateLimitRedis(config, log);
+  const server = await startServer(config, log, { redis });
   if (!server.store.current) log.warn({ data_dir: config.dataDir }, 'no version is current yet: /readyz answers 503 until one is loaded');
   const stop = (signal: string) => {
     log.info({ signal }, 'draining');
-    server.close().then(() => process.exit(0), (err: unknown) => {
+    server.close().then(() => closeRedis(redis)).then(() => process.exit(0), (err: unknown) => {
       log.error({ err: (err as Error).message }, 'shutdown failed');
       process.exit(1);
     });

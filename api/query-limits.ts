@@ -9,6 +9,7 @@ export interface QueryLimits {
   readonly maxTokens: number;
   readonly maxDepth: number;
   readonly maxAliases: number;
+  readonly maxRootFields: number;
 }
 
 function tooComplex(message: string): GraphQLError {
@@ -38,19 +39,22 @@ export function parseWithLimits(query: string, limits: QueryLimits): DocumentNod
 interface Measure {
   depth: number;
   aliases: number;
+  /** Response keys of the root fields: fields GraphQL merges (same key) run once, so they count once. */
+  rootFields: Set<string>;
   /** Selections visited: fragments spread inside fragments can expand exponentially, so the walk is bounded. */
   visits: number;
 }
 
 const MAX_VISITS = 100_000;
 
-/** Depth and alias count of a selection set with fragments expanded (introspection not counted). */
+/** Depth, aliases and root fields of a selection set with fragments expanded (introspection not counted). */
 function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure): void {
   for (const sel of set?.selections ?? []) {
     if (++acc.visits > MAX_VISITS) return;
     if (sel.kind === Kind.FIELD) {
       if (sel.name.value.startsWith('__')) continue;
       if (sel.alias) acc.aliases++;
+      if (level === 1) acc.rootFields.add(sel.alias?.value ?? sel.name.value);
       acc.depth = Math.max(acc.depth, level);
       measure(sel.selectionSet, fragments, level + 1, path, acc);
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
@@ -64,18 +68,19 @@ function measure(set: SelectionSetNode | undefined, fragments: Map<string, Fragm
   }
 }
 
-/** Validation rule: refuses operations nested deeper, or with more aliases, than allowed. */
+/** Validation rule: refuses operations nested deeper, or with more aliases or root fields, than allowed. */
 export function complexityRule(limits: QueryLimits) {
   return (context: ValidationContext): ASTVisitor => {
     const doc = context.getDocument();
     const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
     return {
       OperationDefinition(node) {
-        const acc: Measure = { depth: 0, aliases: 0, visits: 0 };
+        const acc: Measure = { depth: 0, aliases: 0, rootFields: new Set(), visits: 0 };
         measure(node.selectionSet, fragments, 1, new Set(), acc);
         if (acc.visits > MAX_VISITS) context.reportError(tooComplex(`the operation expands to more than ${MAX_VISITS} selections`));
         if (acc.depth > limits.maxDepth) context.reportError(tooComplex(`the operation is nested ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
         if (acc.aliases > limits.maxAliases) context.reportError(tooComplex(`the operation uses ${acc.aliases} aliases; the limit is ${limits.maxAliases}`));
+        if (acc.rootFields.size > limits.maxRootFields) context.reportError(tooComplex(`the operation has ${acc.rootFields.size} root fields; the limit is ${limits.maxRootFields}`));
       },
     };
   };

@@ -7,7 +7,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'APIKey realm="placedata", header="apike
 
 /**
  * Refuses a request without a valid `apikey` header with 401 before anything else is read.
- * Only the header counts: a key in the query string or body is ignored.
+ * Only the header counts: a key in the query string or body is ignored. The accepted key's
+ * digest is left in `res.locals['keyDigest']` for what follows; the raw key is not kept.
  */
 export function requireKey(keys: KeyRing) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -15,9 +16,11 @@ export function requireKey(keys: KeyRing) {
     if (presented === undefined || presented === '') {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'No API key found in request', CHALLENGE);
     }
-    if (typeof presented !== 'string' || !keys.accepts(presented)) {
+    const digest = typeof presented === 'string' ? keys.identify(presented) : null;
+    if (digest === null) {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'Invalid authentication credentials', CHALLENGE);
     }
+    res.locals['keyDigest'] = digest;
     next();
   };
 }

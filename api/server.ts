@@ -1,9 +1,11 @@
+import type { Redis } from 'ioredis';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { createApp } from './app.ts';
 import { KeyRing } from './key-ring.ts';
+import { KeyRateLimiter } from './key-rate-limiter.ts';
 import { VersionStore } from './version-store.ts';
 
 export interface RunningServer {
@@ -16,8 +18,16 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+export interface ServerDeps {
+  /**
+   * Where rate-limit counters are shared between processes. Without it, rate limits (when
+   * `config.rateLimitPoints` > 0) are kept per process. The caller owns and closes it.
+   */
+  readonly redis?: Redis | null;
+}
+
 /** Starts the web process's server: opens the current version, follows the pointer and key file. */
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, deps: ServerDeps = {}): Promise<RunningServer> {
   const store = new VersionStore({
     dataDir: config.dataDir, pollMs: config.pointerPollMs,
     memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections,
@@ -28,10 +38,13 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const keyTimer = setInterval(() => void keys.refresh(), config.pointerPollMs);
   keyTimer.unref();
   let draining = false;
+  const limiter = config.rateLimitPoints > 0
+    ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
+    : null;
   const app = createApp({
     store, keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
-    maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases,
-    draining: () => draining,
+    maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
+    limiter, draining: () => draining,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
@@ -56,6 +69,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     await store.close();
     log.info('server stopped');
   })());
-  log.info({ port, version_date: store.current?.label ?? null, keys: keys.size }, 'listening');
+  const rateLimits = limiter ? `${config.rateLimitPoints} per ${config.rateLimitWindowSeconds} s, ${deps.redis ? 'shared through Redis' : 'per process'}` : 'off';
+  log.info({ port, version_date: store.current?.label ?? null, keys: keys.size, rate_limits: rateLimits }, 'listening');
   return { url: `http://${host}:${port}`, store, close };
 }

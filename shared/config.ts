@@ -23,6 +23,14 @@ export interface Config {
   readonly maxAliases: number;
   /** Most lexical tokens in one document (MAX_TOKENS, default 5000). */
   readonly maxTokens: number;
+  /** Most root fields (distinct response keys, introspection excluded) in one operation (MAX_ROOT_FIELDS, default 10). */
+  readonly maxRootFields: number;
+  /** Placekeys one API key may ask for per window; 0 turns rate limiting off (RATE_LIMIT_POINTS, default 60000). */
+  readonly rateLimitPoints: number;
+  /** Length of a rate-limit window in seconds (RATE_LIMIT_WINDOW_SECONDS, default 60). */
+  readonly rateLimitWindowSeconds: number;
+  /** Prefix of the rate-limit counters in Redis (RATE_LIMIT_PREFIX, default placedata-rl). */
+  readonly rateLimitPrefix: string;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
   readonly apiConnections: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
@@ -39,7 +47,7 @@ export interface Config {
   readonly maxRejectShare: number;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: string;
-  /** Redis for the load queue (REDIS_URL, default redis://127.0.0.1:6379). */
+  /** Redis for the load queue and the shared rate-limit counters (REDIS_URL, default redis://127.0.0.1:6379). */
   readonly redisUrl: string;
   /** BullMQ queue name for loads (LOAD_QUEUE, default placedata-loads). */
   readonly loadQueue: string;
@@ -112,6 +120,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     maxQueryDepth: intVar(env, 'MAX_QUERY_DEPTH', 6, 2, 100),
     maxAliases: intVar(env, 'MAX_ALIASES', 30, 0, 10_000),
     maxTokens: intVar(env, 'MAX_TOKENS', 5000, 50, 1_000_000),
+    maxRootFields: intVar(env, 'MAX_ROOT_FIELDS', 10, 1, 1000),
+    rateLimitPoints: intVar(env, 'RATE_LIMIT_POINTS', 60_000, 0, 1_000_000_000),
+    rateLimitWindowSeconds: intVar(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    rateLimitPrefix: nameVar(env, 'RATE_LIMIT_PREFIX', 'placedata-rl'),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

@@ -31,17 +31,22 @@ function digestBytes(digest: string): Buffer {
 }
 
 /**
- * True when `rawKey` matches one of `digests`. Every digest is compared, in constant time, so
- * the time taken says nothing about which key (if any) was close.
+ * The digest among `digests` that `rawKey` matches, or null. Every digest is compared, in
+ * constant time, so the time taken says nothing about which key (if any) was close.
  */
-export function matchesAnyDigest(rawKey: string, digests: readonly string[]): boolean {
+export function findDigest(rawKey: string, digests: readonly string[]): string | null {
   const presented = digestBytes(digestKey(rawKey));
-  let found = false;
+  let found: string | null = null;
   for (const digest of digests) {
     const stored = digestBytes(digest);
-    if (stored.length === presented.length && timingSafeEqual(stored, presented)) found = true;
+    if (stored.length === presented.length && timingSafeEqual(stored, presented)) found = digest;
   }
   return found;
+}
+
+/** True when `rawKey` matches one of `digests` (see `findDigest`). */
+export function matchesAnyDigest(rawKey: string, digests: readonly string[]): boolean {
+  return findDigest(rawKey, digests) !== null;
 }
 
 export async function readKeyFile(file: string): Promise<readonly KeyRecord[]> {

@@ -1,31 +1,15 @@
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedCore, expectedWeekly } from '../helpers/demo-fixture.ts';
 import { CORE_QUERY, postGraphql, weeklyQuery } from '../helpers/graphql-client.ts';
+import { placedata } from '../helpers/placedata-cli.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { testConfig } from '../helpers/test-config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_HEADER, coreRow, KEYS, writeCsv } from '../helpers/write-csv.ts';
-
-const run = promisify(execFile);
-const BIN = path.resolve('bin/placedata.js');
-
-interface CliResult { code: number; stdout: string; stderr: string }
-
-async function placedata(args: string[], env: Record<string, string>): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [BIN, ...args], { env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'silent', ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
-}
 
 describe('the placedata CLI, as an operator runs it', () => {
   let dir: string;

@@ -9,6 +9,13 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(c)).to.equal(true);
   });
 
+  it('turns rate limits on by default (60000 Placekeys per 60 s per key, shared through REDIS_URL), and off with 0', () => {
+    const c = loadConfig({});
+    expect([c.rateLimitPoints, c.rateLimitWindowSeconds, c.rateLimitPrefix, c.redisUrl, c.maxRootFields])
+      .to.deep.equal([60_000, 60, 'placedata-rl', 'redis://127.0.0.1:6379', 10]);
+    expect(loadConfig({ RATE_LIMIT_POINTS: '0' }).rateLimitPoints).to.equal(0);
+  });
+
   it('splits development keys and trims them', () => {
     expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
   });
@@ -20,6 +27,10 @@ describe('loadConfig', () => {
       [{ MAX_REJECT_SHARE: '5%' }, 'MAX_REJECT_SHARE must be a number from 0 to 1; got "5%"'],
       [{ DUCKDB_MEMORY_LIMIT: 'lots' }, 'DUCKDB_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"'],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent; got "loud"'],
+      [{ RATE_LIMIT_POINTS: '-1' }, 'RATE_LIMIT_POINTS must be an integer from 0 to 1000000000; got "-1"'],
+      [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400; got "0"'],
+      [{ RATE_LIMIT_PREFIX: 'rl:{x}' }, 'RATE_LIMIT_PREFIX must be letters, digits, ".", "_" or "-"; got "rl:{x}"'],
+      [{ MAX_ROOT_FIELDS: '0' }, 'MAX_ROOT_FIELDS must be an integer from 1 to 1000; got "0"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });

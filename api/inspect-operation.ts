@@ -1,0 +1,121 @@
+import {
+  Kind, parse,
+  type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
+} from 'graphql';
+import type { GraphqlParams } from './request-params.ts';
+
+/** What the rate limiter and the transport checks need to know of a request, before GraphQL runs. */
+export interface OperationShape {
+  /** `query`, `mutation` or `subscription`; null when the document does not parse or does not name one operation. */
+  readonly type: string | null;
+  /** Placekeys asked for across the operation's `batch_lookup` fields (see `inspectOperation`). */
+  readonly placekeys: number;
+}
+
+/** How one `batch_lookup` field's `placekeys` argument counts: a fixed number, or a variable's list. */
+type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number };
+
+interface Plan {
+  readonly type: string;
+  readonly terms: readonly Term[];
+}
+
+/** Literal value -> Placekeys it stands for (a single value is coerced to a one-item list). */
+function countLiteral(value: ValueNode | undefined): number {
+  if (value === undefined || value.kind === Kind.NULL) return 0;
+  return value.kind === Kind.LIST ? value.values.length : 1;
+}
+
+function termOf(operation: OperationDefinitionNode, value: ValueNode | undefined): Term {
+  if (value?.kind !== Kind.VARIABLE) return { fixed: countLiteral(value) };
+  const name = value.name.value;
+  const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === name);
+  return { variable: name, fallback: countLiteral(definition?.defaultValue) };
+}
+
+/**
+ * The root `batch_lookup` fields of an operation, one per response key: fields with the same
+ * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
+ */
+function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): Term[] {
+  const byResponseKey = new Map<string, Term>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined): void => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value !== 'batch_lookup') continue;
+        const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
+        byResponseKey.set(sel.alias?.value ?? sel.name.value, termOf(operation, argument?.value));
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        walk(sel.selectionSet);
+      } else if (!seen.has(sel.name.value)) {
+        // Once per fragment: spreading it again adds the same response keys (and stops cycles).
+        seen.add(sel.name.value);
+        walk(fragments.get(sel.name.value)?.selectionSet);
+      }
+    }
+  };
+  walk(operation.selectionSet);
+  return [...byResponseKey.values()];
+}
+
+function planOf(document: DocumentNode): Map<string, Plan> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  const operations: OperationDefinitionNode[] = [];
+  for (const d of document.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+    else if (d.kind === Kind.OPERATION_DEFINITION) operations.push(d);
+  }
+  const plans = new Map<string, Plan>();
+  for (const op of operations) {
+    const plan = { type: op.operation as string, terms: collectLookups(op, fragments) };
+    // '' stands for "the only operation", which a request may select without a name.
+    if (operations.length === 1) plans.set('', plan);
+    if (op.name) plans.set(op.name.value, plan);
+  }
+  return plans;
+}
+
+/** Documents up to this size are cached by their text: clients send the same query with new variables. */
+const CACHEABLE_CHARS = 8192;
+const CACHE_ENTRIES = 1000;
+const plans = new Map<string, Map<string, Plan> | null>();
+
+function plansFor(query: string, maxTokens: number): Map<string, Plan> | null {
+  const cached = plans.get(query);
+  if (cached !== undefined) return cached;
+  let result: Map<string, Plan> | null;
+  try {
+    result = planOf(parse(query, { noLocation: true, maxTokens }));
+  } catch {
+    result = null; // GraphQL refuses it with its own code later; here it only needs a shape.
+  }
+  if (query.length <= CACHEABLE_CHARS) {
+    if (plans.size >= CACHE_ENTRIES) plans.clear();
+    plans.set(query, result);
+  }
+  return result;
+}
+
+function countVariable(variables: unknown, term: { variable: string; fallback: number }): number {
+  const vars = typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? variables as Record<string, unknown> : {};
+  if (!Object.hasOwn(vars, term.variable)) return term.fallback;
+  const value = vars[term.variable];
+  if (value === null) return 0;
+  return Array.isArray(value) ? value.length : 1;
+}
+
+/**
+ * The operation a request selects and the Placekeys it asks for: the sum, over the operation's
+ * root `batch_lookup` fields (through fragments; one per response key), of the length of each
+ * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied).
+ * A document that does not parse, or a request that does not select one operation, asks for 0.
+ */
+export function inspectOperation(params: GraphqlParams, maxTokens: number): OperationShape {
+  if (typeof params.query !== 'string') return { type: null, placekeys: 0 };
+  const plan = plansFor(params.query, maxTokens)?.get(typeof params.operationName === 'string' ? params.operationName : '');
+  if (!plan) return { type: null, placekeys: 0 };
+  let placekeys = 0;
+  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
+  return { type: plan.type, placekeys };
+}

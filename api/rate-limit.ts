@@ -1,0 +1,47 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ErrorCodes } from '../shared/errors.ts';
+import { sendError } from './error-body.ts';
+import { inspectOperation } from './inspect-operation.ts';
+import type { KeyRateLimiter, RateDecision } from './key-rate-limiter.ts';
+import { requestParams } from './request-params.ts';
+
+/**
+ * The IETF RateLimit header fields in their separate-field form (draft-ietf-httpapi-ratelimit-headers-06:
+ * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` in delta seconds, and
+ * `RateLimit-Policy: <limit>;w=<window>`), the form most clients and proxies read today.
+ */
+function rateLimitHeaders(d: RateDecision, windowSeconds: number): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(d.limit),
+    'RateLimit-Remaining': String(d.remaining),
+    'RateLimit-Reset': String(d.resetSeconds),
+    'RateLimit-Policy': `${d.limit};w=${windowSeconds}`,
+  };
+}
+
+/**
+ * Charges each authenticated request its Placekeys (at least 1, so a request that asks for none
+ * still counts) before it runs, against its key's digest (`res.locals['keyDigest']`). Charging
+ * before running is what lets several processes never let more through than the limit.
+ * Past the limit: 429 RATE_LIMITED with Retry-After; every answer carries the RateLimit headers.
+ */
+export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
+  const { points, windowSeconds } = limiter.settings;
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const cost = Math.max(1, inspectOperation(requestParams(req), maxTokens).placekeys);
+    let decision: RateDecision;
+    try {
+      decision = await limiter.take(res.locals['keyDigest'] as string, cost);
+    } catch (err) {
+      return next(err);
+    }
+    res.set(rateLimitHeaders(decision, windowSeconds));
+    if (decision.allowed) return next();
+    if (cost > points) {
+      // Waiting does not help this request: no Retry-After.
+      return sendError(res, 429, ErrorCodes.RATE_LIMITED, `This request asks for ${cost} Placekeys; the rate limit allows ${points} per ${windowSeconds} s`);
+    }
+    sendError(res, 429, ErrorCodes.RATE_LIMITED, `Rate limit exceeded: this key may ask for ${points} Placekeys per ${windowSeconds} s`,
+      { 'Retry-After': String(decision.resetSeconds) });
+  };
+}

@@ -1,0 +1,61 @@
+import { expect } from 'chai';
+import { inspectOperation } from '../../api/inspect-operation.ts';
+
+const MAX_TOKENS = 5000;
+const look = (query: unknown, variables?: unknown, operationName?: unknown) => inspectOperation({ query, variables, operationName }, MAX_TOKENS);
+
+describe('inspectOperation: the operation a request selects and the Placekeys it asks for', () => {
+  it('counts a variable list, a written list, a single value coerced to a list, and null', () => {
+    const q = 'query($p: [Placekey!]) { batch_lookup(placekeys: $p) { placekey } }';
+    expect(look(q, { p: ['a', 'b', 'c'] })).to.deep.equal({ type: 'query', placekeys: 3 });
+    expect(look(q, { p: 'a' })).to.deep.equal({ type: 'query', placekeys: 1 });
+    expect(look(q, { p: null })).to.deep.equal({ type: 'query', placekeys: 0 });
+    expect(look(q, {})).to.deep.equal({ type: 'query', placekeys: 0 });
+    expect(look(q, 'not an object')).to.deep.equal({ type: 'query', placekeys: 0 });
+    expect(look('{ batch_lookup(placekeys: ["a", "b"]) { placekey } }')).to.deep.equal({ type: 'query', placekeys: 2 });
+    expect(look('{ batch_lookup(placekeys: "a") { placekey } }')).to.deep.equal({ type: 'query', placekeys: 1 });
+    expect(look('{ batch_lookup(placekeys: null) { placekey } }')).to.deep.equal({ type: 'query', placekeys: 0 });
+    expect(look('{ batch_lookup { placekey } }')).to.deep.equal({ type: 'query', placekeys: 0 });
+    expect(look('{ __typename }')).to.deep.equal({ type: 'query', placekeys: 0 });
+  });
+
+  it('uses a variable\'s default when the variable is not sent', () => {
+    const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
+    expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });
+    expect(look(q, { p: ['a'] })).to.deep.equal({ type: 'query', placekeys: 1 });
+  });
+
+  it('sums the root fields by response key, through fragments, once per key (GraphQL merges repeats)', () => {
+    const q = `query($p: [Placekey!]) {
+      a: batch_lookup(placekeys: $p) { placekey }
+      batch_lookup(placekeys: ["x"]) { placekey }
+      batch_lookup(placekeys: ["x"]) { placekey }
+      ...f ...f
+      ... on Query { c: batch_lookup(placekeys: ["x", "y", "z"]) { placekey } }
+    }
+    fragment f on Query { b: batch_lookup(placekeys: $p) { placekey } ...g }
+    fragment g on Query { ...f }`;
+    expect(look(q, { p: ['1', '2', '3', '4'] })).to.deep.equal({ type: 'query', placekeys: 4 + 1 + 4 + 3 });
+  });
+
+  it('selects the operation by name, and knows none when the request does not name one of several', () => {
+    const q = 'query A { batch_lookup(placekeys: ["a"]) { placekey } } query B { batch_lookup(placekeys: ["a", "b"]) { placekey } } mutation M { x }';
+    expect(look(q, undefined, 'B')).to.deep.equal({ type: 'query', placekeys: 2 });
+    expect(look(q, undefined, 'M')).to.deep.equal({ type: 'mutation', placekeys: 0 });
+    expect(look(q)).to.deep.equal({ type: null, placekeys: 0 });
+    expect(look(q, undefined, 'C')).to.deep.equal({ type: null, placekeys: 0 });
+    expect(look('{ __typename }', undefined, 'A')).to.deep.equal({ type: null, placekeys: 0 });
+  });
+
+  it('gives no operation for what does not parse, is over the token limit, or is not a string', () => {
+    expect(look('{ batch_lookup(')).to.deep.equal({ type: null, placekeys: 0 });
+    expect(look('{' + ' __typename'.repeat(MAX_TOKENS + 1) + ' }')).to.deep.equal({ type: null, placekeys: 0 });
+    expect(look(42)).to.deep.equal({ type: null, placekeys: 0 });
+    expect(look(undefined)).to.deep.equal({ type: null, placekeys: 0 });
+  });
+
+  it('answers the same for a document it has seen before (cached by text) with new variables', () => {
+    const q = 'query($p: [Placekey!]) { batch_lookup(placekeys: $p) { placekey } }';
+    expect([look(q, { p: ['a'] }), look(q, { p: ['a', 'b'] }), look(q, { p: [] })].map((s) => s.placekeys)).to.deep.equal([1, 2, 0]);
+  });
+});
