@@ -28,9 +28,13 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const found = new Map<string, Found>();
   if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0)) return found;
   const columns = [...(request.core ? ['core'] : []), ...request.weeks.map(weekColumn)];
-  const params = request.placekeys.map((_, i) => `$${i + 1}`).join(', ');
+  // Coalesced look-ups bind any number of keys: rounding the count up (repeating a key changes
+  // nothing) keeps the statements cached per connection to a few shapes.
+  const count = request.placekeys.length <= 20 ? request.placekeys.length : Math.ceil(request.placekeys.length / 50) * 50;
+  const bound = [...request.placekeys, ...Array<string>(count - request.placekeys.length).fill(request.placekeys[0]!)];
+  const params = bound.map((_, i) => `$${i + 1}`).join(', ');
   const statement = await preparedFor(conn, `SELECT placekey, ${columns.map(quoteIdent).join(', ')} FROM ${SERVING.places} WHERE placekey IN (${params})`);
-  statement.bind([...request.placekeys]);
+  statement.bind(bound);
   const vectors = (await statement.runAndReadAll()).getColumnsJS() as (string | null)[][];
   // An empty result has no column vectors at all.
   const keys = vectors[0] ?? [];

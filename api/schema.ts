@@ -5,7 +5,7 @@ import {
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
 import { weekOfDateArg } from '../shared/weeks.ts';
-import { fetchDocuments, type Found, type Row } from './lookup-queries.ts';
+import type { Found, Row } from './lookup-queries.ts';
 import { planLookup } from './plan-lookup.ts';
 import type { Lease } from './version-store.ts';
 
@@ -93,7 +93,7 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const canonical = placekeys.map(canonicalPlacekey);
   const distinct = [...new Set(canonical)];
   const request = { placekeys: distinct, core: plan.core, weeks: [...plan.weeks].filter((w) => version.hasWeek(w)) };
-  const found = request.core || request.weeks.length > 0 ? await version.query((conn) => fetchDocuments(conn, request)) : new Map<string, Found>();
+  const found = request.core || request.weeks.length > 0 ? await version.lookup(request) : new Map<string, Found>();
   return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
 }
 

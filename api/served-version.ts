@@ -4,11 +4,15 @@ import { SERVING, TABLES, SCHEMA_VERSION, weekColumn } from '../shared/version-s
 import { quoteIdent } from '../shared/sql.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
+import { LookupCoalescer } from './lookup-coalescer.ts';
+import type { Found, LookupRequest } from './lookup-queries.ts';
 
 export interface ServeOptions {
   readonly memoryLimit: string;
   readonly threads: number | null;
   readonly connections: number;
+  /** Most keys one coalesced look-up query binds (see LookupCoalescer). */
+  readonly coalesceKeys: number;
 }
 
 /**
@@ -22,6 +26,7 @@ export class ServedVersion {
   readonly latestWeek: string | null;
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
+  readonly #lookups: LookupCoalescer;
   #refs = 0;
   #queries = 0;
   #retired = false;
@@ -29,12 +34,13 @@ export class ServedVersion {
 
   readonly #weekColumns: ReadonlySet<string>;
 
-  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool) {
+  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
     this.label = label;
     this.latestWeek = latestWeek;
     this.#weekColumns = weekColumns;
     this.#instance = instance;
     this.#pool = pool;
+    this.#lookups = new LookupCoalescer((work) => pool.use(work), options.connections, options.coalesceKeys);
   }
 
   /** Opens and checks a version file. @throws AppError VERSION_INVALID when it is not one. */
@@ -54,7 +60,7 @@ export class ServedVersion {
         const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
         await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
-        return new ServedVersion(label, info.latestWeek, weeks, instance, pool);
+        return new ServedVersion(label, info.latestWeek, weeks, instance, pool, options);
       } catch (err) {
         pool.close();
         throw err;
@@ -68,6 +74,12 @@ export class ServedVersion {
   /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
   hasWeek(week: string): boolean {
     return this.#weekColumns.has(weekColumn(week));
+  }
+
+  /** The documents of a look-up, fetched together with concurrent requests' look-ups on this version. */
+  lookup(request: LookupRequest): Promise<Map<string, Found>> {
+    this.#queries++;
+    return this.#lookups.fetch(request);
   }
 
   query<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {

@@ -33,6 +33,8 @@ export interface Config {
   readonly rateLimitPrefix: string;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
   readonly apiConnections: number;
+  /** Most Placekeys one coalesced look-up query binds (API_COALESCE_KEYS, default 1000; 1 turns coalescing off). */
+  readonly apiCoalesceKeys: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -125,6 +127,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     rateLimitWindowSeconds: intVar(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     rateLimitPrefix: nameVar(env, 'RATE_LIMIT_PREFIX', 'placedata-rl'),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
+    apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB'),

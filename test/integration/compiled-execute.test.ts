@@ -30,7 +30,7 @@ describe('compiled execution answers as graphql-js does', () => {
     fixture = await demoFixture(path.join(dir, 'drop'));
     const config = testConfig(path.join(dir, 'data'));
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1 });
+    version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
   });
 
   after(async () => {
