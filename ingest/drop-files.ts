@@ -64,10 +64,12 @@ export async function resolveDropPaths(inputs: readonly string[]): Promise<strin
 }
 
 /** The DuckDB table function call that reads a file as delivered, every CSV value as text. */
-export function readerSql(format: FileFormat): string {
+export function readerSql(format: FileFormat, sourceColumn?: string): string {
+  const files = sourceColumn ? '$files' : '$file';
+  const source = sourceColumn ? `, filename = '${sourceColumn}'` : '';
   return format === 'parquet'
-    ? 'read_parquet($file)'
-    : "read_csv($file, header = true, all_varchar = true, quote = '\"', escape = '\"')";
+    ? `read_parquet(${files}${source})`
+    : `read_csv(${files}, header = true, all_varchar = true, quote = '"', escape = '"'${source})`;
 }
 
 /** DuckDB's names for columns whose header is empty (a pandas index, an Excel row number). */

@@ -1,10 +1,10 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import path from 'node:path';
 import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
-import type { ProductLayout } from './product-layout.ts';
+import type { ProductLayout, StageFile } from './product-layout.ts';
 import { CORE_ROW_REASON_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
 
 /** Text form of a delivered value: nested Parquet values (lists, maps) as JSON, the rest as text. */
@@ -49,31 +49,58 @@ export function productRows(table: string): string {
 export async function stageProduct(conn: DuckDBConnection, table: string, layout: ProductLayout): Promise<void> {
   const columns = typedColumns(layout);
   const weekly = layout.product === 'weekly';
-  await conn.run(`CREATE TEMP TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${columns.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`).join(', ')}
-    ${weekly ? ', week_start DATE' : ''}, reason VARCHAR, bad_mask BIGINT)`);
+  // A table of the version file, not a temp table: once the unusable rows are deleted and the
+  // bookkeeping columns dropped it becomes the product's table (no second copy of the rows), so
+  // its columns are in the product table's order: the spec's, the week, the extras.
+  const ddl = (cs: typeof columns) => cs.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`);
+  const specCount = layout.spec.length;
+  await conn.run(`CREATE TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(weekly ? ['week_start DATE'] : []), ...ddl(columns.slice(specCount))].join(', ')},
+    reason VARCHAR, bad_mask BIGINT)`);
   const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(weekly ? ['week_start'] : []), 'reason', 'bad_mask'];
   // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
   // the rules and the unparseable mask, which compare the two.
   const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(weekly ? [`${WEEK_START_SQL} AS ${typedName('week_start')}`] : [])];
   const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(weekly ? [typedName('week_start')] : []),
     weekly ? WEEKLY_ROW_REASON_SQL : CORE_ROW_REASON_SQL, maskSql(layout)];
-  for (const { file, index, onlyRowsWith } of layout.files) {
+  for (const group of sameShapeGroups(layout)) {
+    const { file, onlyRowsWith } = group[0]!;
     const raw = layout.stage.map((c) => {
       const key = c.sources.find((n) => file.columns.has(n));
       return key === undefined ? `CAST(NULL AS VARCHAR) AS ${quoteIdent(c.name)}` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
     });
-    // Every row of the file is staged, in file order (insertion order is preserved), so a row's
-    // position in its file is its rowid less the file's first; rows of a combined export that
-    // carry no patterns are staged for weekly patterns but marked out of the product.
+    // Every row of the files is staged, in file order (insertion order is preserved across the
+    // files of one read), so a row's position in its file is its rowid less the file's first;
+    // rows of a combined export that carry no patterns are staged for weekly patterns but marked
+    // out of the product. Files read together are decompressed and parsed in parallel.
     const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
     const sql = `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
       SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
-        SELECT ${index} AS file_idx, ${raw.join(', ')} FROM ${readerSql(file.format)}))`;
+        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file.format, SOURCE_COLUMN)}))`;
     try {
-      await conn.run(sql, { file: file.path });
+      await conn.run(sql, { files: listValue(group.map((g) => g.file.path)), indexes: listValue(group.map((g) => g.index)) }, { files: LIST(VARCHAR), indexes: LIST(INTEGER) });
     } catch (err) {
       const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
-      throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file.path)}: ${message}`);
+      const names = group.map((g) => path.basename(g.file.path)).join(', ');
+      throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${names}: ${message}`);
     }
   }
+}
+
+/** Column naming each row's file when several are read at once (not a name a drop uses). */
+const SOURCE_COLUMN = '__placedata_source_file';
+
+/**
+ * A product's files in runs of consecutive files with the same format, columns and row filter
+ * (the parts of one export), which DuckDB can read in one statement; order is kept.
+ */
+function sameShapeGroups(layout: ProductLayout): StageFile[][] {
+  const groups: StageFile[][] = [];
+  let lastKey: string | null = null;
+  for (const f of layout.files) {
+    const key = JSON.stringify([f.file.format, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    if (key === lastKey) groups.at(-1)!.push(f);
+    else groups.push([f]);
+    lastKey = key;
+  }
+  return groups;
 }

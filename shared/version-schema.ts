@@ -83,11 +83,10 @@ function extrasDdl(extras: readonly ExtraColumnDdl[]): string {
  * The product tables: the spec's columns first, in the order above, then every other delivered
  * column (named as delivered, lower-cased).
  */
-export function productTablesDdl(coreExtras: readonly ExtraColumnDdl[], weeklyExtras: readonly ExtraColumnDdl[]): string[] {
-  return [
-    `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}${extrasDdl(coreExtras)}, PRIMARY KEY (placekey))`,
-    `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE NOT NULL${extrasDdl(weeklyExtras)})`,
-  ];
+export function productTableDdl(product: 'core' | 'weekly', extras: readonly ExtraColumnDdl[]): string {
+  return product === 'core'
+    ? `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}${extrasDdl(extras)})`
+    : `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE${extrasDdl(extras)})`;
 }
 
 /** The tables every version file has besides the products. */
