@@ -33,10 +33,18 @@ export function mondayOf(date: Date): Date {
  * @throws AppError BAD_DATE for anything but a real calendar date written `YYYY-MM-DD`.
  */
 export function weekOfDateArg(text: string): string {
+  const known = weekOfDate.get(text);
+  if (known) return known;
   const date = parseIsoDate(text);
   if (!date) throw new AppError(ErrorCodes.BAD_DATE, `date must be a calendar date written YYYY-MM-DD; got ${JSON.stringify(text.slice(0, 40))}`);
-  return formatIsoDate(mondayOf(date));
+  const week = formatIsoDate(mondayOf(date));
+  // Asked once per entry of a look-up (and there are only so many real dates): remembered.
+  if (weekOfDate.size >= 50_000) weekOfDate.clear();
+  weekOfDate.set(text, week);
+  return week;
 }
+
+const weekOfDate = new Map<string, string>();
 
 /** Local midnight with its UTC offset, as delivered: `2022-04-18T00:00:00-04:00`. */
 export const RANGE_TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T00:00:00[+-]\\d{2}:\\d{2}$';
