@@ -15,21 +15,28 @@ export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTabl
   await conn.run(`CREATE TEMP TABLE ${INVALID_PLACEKEYS_TABLE} (placekey VARCHAR PRIMARY KEY)`);
   if (stagedTables.length === 0) return 0;
   const union = stagedTables.map((t) => `SELECT placekey FROM ${t} WHERE in_product`).join(' UNION ');
-  const reader = await conn.runAndReadAll(`SELECT placekey FROM (${union}) WHERE placekey IS NOT NULL`);
-  const keys = reader.getColumnsJS()[0] ?? [];
-  const appender = await conn.createAppender(INVALID_PLACEKEYS_TABLE);
-  let invalid = 0;
-  try {
-    for (const key of keys) {
+  // Streamed a chunk at a time: holding every distinct key (5M at 5M POIs) in the JavaScript heap
+  // would add hundreds of MB to the load's peak memory. Invalid keys are few: they are collected
+  // and appended once the stream is done (one statement at a time on a connection).
+  const result = await conn.stream(`SELECT placekey FROM (${union}) WHERE placekey IS NOT NULL`);
+  const invalidKeys: string[] = [];
+  for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+    for (const key of chunk.getColumnValues(0)) {
       if (typeof key === 'string' && isValidPlacekey(key)) continue;
-      appender.appendVarchar(String(key));
+      invalidKeys.push(String(key));
+    }
+  }
+  const appender = await conn.createAppender(INVALID_PLACEKEYS_TABLE);
+  try {
+    for (const key of invalidKeys) {
+      appender.appendVarchar(key);
       appender.endRow();
-      invalid++;
     }
     appender.flushSync();
   } finally {
     appender.closeSync();
   }
+  const invalid = invalidKeys.length;
   for (const table of stagedTables) await conn.run(placekeyReasonUpdateSql(table));
   return invalid;
 }
