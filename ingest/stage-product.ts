@@ -1,9 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import path from 'node:path';
 import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
+import { readFailure } from './load-failure.ts';
 import type { ProductLayout } from './product-layout.ts';
 import { CORE_ROW_REASON_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
 
@@ -72,8 +71,7 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     try {
       await conn.run(sql, { file: file.path });
     } catch (err) {
-      const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
-      throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file.path)}: ${message}`);
+      throw await readFailure(file.path, err);
     }
   }
 }
