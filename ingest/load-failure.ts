@@ -72,12 +72,15 @@ export function disappeared(file: string): AppError {
 }
 
 /**
- * The error for a drop file DuckDB could not read: BAD_DROP naming the file and why, or that it
- * disappeared during the load. A resource failure is returned as it is, for the caller to type.
+ * The error for drop files DuckDB could not read (one, or several read in one statement):
+ * BAD_DROP naming the files and why, or the one that disappeared during the load. A resource
+ * failure is returned as it is, for the caller to type.
  */
-export async function readFailure(file: string, err: unknown): Promise<unknown> {
+export async function readFailure(files: string | readonly string[], err: unknown): Promise<unknown> {
   if (isResourceFailure(err)) return err;
-  const gone = await access(file).then(() => false, () => true);
-  if (gone) return disappeared(file);
-  return new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file)}: ${duckdbReason(err)}`);
+  const all = typeof files === 'string' ? [files] : files;
+  for (const file of all) {
+    if (await access(file).then(() => false, () => true)) return disappeared(file);
+  }
+  return new AppError(ErrorCodes.BAD_DROP, `cannot read ${all.map((f) => path.basename(f)).join(', ')}: ${duckdbReason(err)}`);
 }

@@ -58,7 +58,7 @@ function parsed(text: string): unknown {
 
 /** The leaks in a response: patterns found in its text (raw and decoded) that the request did not carry. */
 export function leaksIn(responseText: string, request: FuzzRequest): string[] {
-  const sent = [request.path, decodeURIComponentSafe(request.path), request.body ?? '', ...Object.values(request.headers), ...strings(parsed(request.body ?? ''))].join('\n');
+  const sent = [request.path, decodedPath(request.path), request.body ?? '', ...Object.values(request.headers), ...strings(parsed(request.body ?? ''))].join('\n');
   const seen = [responseText, ...strings(parsed(responseText))].join('\n');
   const found = new Set<string>();
   for (const re of LEAKS) {
@@ -67,12 +67,17 @@ export function leaksIn(responseText: string, request: FuzzRequest): string[] {
   return [...found];
 }
 
-function decodeURIComponentSafe(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
+/** The path as the server reads it: each run of escapes decoded alone (one malformed escape must not hide the rest), and the query parameters. */
+function decodedPath(p: string): string {
+  const runs = p.replace(/(%[0-9A-Fa-f]{2})+/g, (m) => {
+    try {
+      return decodeURIComponent(m);
+    } catch {
+      return m;
+    }
+  });
+  const query = p.includes('?') ? [...new URLSearchParams(p.slice(p.indexOf('?') + 1)).values()] : [];
+  return [runs, ...query, ...query.flatMap((q) => strings(parsed(q)))].join('\n');
 }
 
 function codesOf(body: unknown): string[] {
