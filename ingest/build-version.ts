@@ -10,6 +10,7 @@ import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
 import type { LoadReport, Product, ProductReport } from './load-report.ts';
 import { collectInvalidPlacekeys } from './invalid-placekeys.ts';
+import { isResourceFailure, resourceError, type SpillUse } from './load-failure.ts';
 import { productLayout, type ProductLayout } from './product-layout.ts';
 import { productRows, stageProduct } from './stage-product.ts';
 import { buildServingTables } from './serving-tables.ts';
@@ -155,9 +156,23 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');
     return { label, report };
+  } catch (err) {
+    if (!isResourceFailure(err)) throw err;
+    throw resourceError(err, settings, await spillUse(conn));
   } finally {
     conn.closeSync();
     db.closeSync();
+  }
+}
+
+/** How much the failed build had spilled (its temp files are still there until the connection closes). */
+async function spillUse(conn: DuckDBConnection): Promise<SpillUse | null> {
+  try {
+    const row = (await conn.runAndReadAll(`SELECT (SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files())::BIGINT AS used,
+      current_setting('max_temp_directory_size') AS max`)).getRowObjectsJS()[0]!;
+    return { usedBytes: Number(row['used']), max: String(row['max']) };
+  } catch {
+    return null;
   }
 }
 

@@ -2,6 +2,7 @@ import { glob, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { disappeared, readFailure } from './load-failure.ts';
 
 export type FileFormat = 'csv' | 'parquet';
 export type FileProducts = 'core' | 'weekly' | 'combined';
@@ -81,7 +82,7 @@ async function readColumns(conn: DuckDBConnection, file: string, format: FileFor
     const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${readerSql(format)}`, { file });
     rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
   } catch (err) {
-    throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${path.basename(file)}: ${firstLine(err)}`);
+    throw await readFailure(file, err);
   }
   const columns = new Map<string, string>();
   const types = new Map<string, string>();
@@ -98,10 +99,6 @@ async function readColumns(conn: DuckDBConnection, file: string, format: FileFor
   return { columns, types, ignored };
 }
 
-function firstLine(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
-}
-
 /**
  * Which products a header carries, by column names only (never by position).
  * @throws AppError BAD_DROP when the file has no placekey column or is of no known product.
@@ -114,7 +111,10 @@ export function productsOf(file: string, columns: ReadonlyMap<string, string>): 
   const weekly = has('date_range_start') && ['raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'].some(has);
   const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
   const name = path.basename(file);
-  if (!weekly && !core) throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places nor weekly patterns`);
+  if (columns.size === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has no header row`);
+  if (!weekly && !core) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places (location_name with naics_code, top_category or sub_category) nor weekly patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day)`);
+  }
   if (!has('placekey')) {
     const why = has('safegraph_place_id') ? 'keyed only by safegraph_place_id; it has no placekey column' : 'it has no placekey column';
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: cannot be served by Placekey: ${why}`);
@@ -123,13 +123,14 @@ export function productsOf(file: string, columns: ReadonlyMap<string, string>): 
   return weekly ? 'weekly' : 'core';
 }
 
-/** Finds, sizes and classifies every file of a drop. */
-export async function inspectDrop(conn: DuckDBConnection, inputs: readonly string[]): Promise<DropFile[]> {
-  const paths = await resolveDropPaths(inputs);
+/** Sizes and classifies every file of a drop (`paths` as resolved and hashed by identifyDrop). */
+export async function inspectDrop(conn: DuckDBConnection, paths: readonly string[]): Promise<DropFile[]> {
   const files: DropFile[] = [];
   for (const file of paths) {
     const format = formatOf(file)!;
-    const bytes = (await stat(file)).size;
+    const info = await stat(file).catch(() => null);
+    if (!info) throw disappeared(file);
+    const bytes = info.size;
     if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: the file is empty`);
     const { columns, types, ignored } = await readColumns(conn, file, format);
     files.push({ path: file, format, bytes, columns, types, ignored, products: productsOf(file, columns) });

@@ -6,6 +6,7 @@ import { listVersionFiles, versionFilePath } from '../shared/version-files.ts';
 import { buildVersion, type BuildSettings, type LoadProgress } from './build-version.ts';
 import { identifyDrop } from './drop-id.ts';
 import { listVersions } from './list-versions.ts';
+import { resourceError } from './load-failure.ts';
 import type { LoadReport } from './load-report.ts';
 import { publishVersion, verifyBuiltFile } from './publish-version.ts';
 import { applyRetention } from './retention.ts';
@@ -86,6 +87,8 @@ export async function loadDrop(opts: LoadOptions): Promise<LoadResult> {
     const removedVersions = opts.retain ? await applyRetention(opts.dataDir, opts.retain) : [];
     progress({ phase: 'done', percent: 100 });
     return { label, file, report, dropId: drop.id, alreadyLoaded: false, removedVersions };
+  } catch (err) {
+    throw resourceError(err, opts.settings) ?? err;
   } finally {
     await removeBuildFiles(temp);
   }

@@ -1,9 +1,8 @@
 import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import path from 'node:path';
 import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
+import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
 import { CORE_ROW_REASON_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
 
@@ -79,9 +78,7 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     try {
       await conn.run(sql, { files: listValue(group.map((g) => g.file.path)), indexes: listValue(group.map((g) => g.index)) }, { files: LIST(VARCHAR), indexes: LIST(INTEGER) });
     } catch (err) {
-      const message = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.slice(0, 300);
-      const names = group.map((g) => path.basename(g.file.path)).join(', ');
-      throw new AppError(ErrorCodes.BAD_DROP, `cannot read ${names}: ${message}`);
+      throw await readFailure(group.map((g) => g.file.path), err);
     }
   }
 }

@@ -19,6 +19,8 @@ export const ErrorCodes = {
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   CONFIG_INVALID: 'CONFIG_INVALID',
   BAD_DROP: 'BAD_DROP',
+  /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
+  RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
   VERSION_INVALID: 'VERSION_INVALID',
   KEY_EXISTS: 'KEY_EXISTS',
