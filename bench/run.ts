@@ -132,17 +132,28 @@ function peerTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>)
 
 interface LookupRow { server: string; mode: Mode; batch: number; c1: RunFigures; c16: RunFigures }
 
-async function lookups(name: string, make: (mode: Mode, src: ReturnType<typeof keySource>) => Target, pois: number, o: Options, batches = [1, 20, 100, 1000], modes: Mode[] = ['core', 'weekly', 'both']): Promise<LookupRow[]> {
+interface Server { readonly name: string; readonly make: (mode: Mode, src: ReturnType<typeof keySource>) => Target }
+
+/**
+ * Each batch size and product is measured on every server back to back (c1 on each, then c16 on
+ * each), so the servers compared share the same minutes of this shared machine.
+ */
+async function lookups(servers: readonly Server[], pois: number, o: Options, batches = [1, 20, 100, 1000], modes: Mode[] = ['core', 'weekly', 'both']): Promise<LookupRow[]> {
   const rows: LookupRow[] = [];
   for (const batch of batches) {
     const src = keySource(pois, batch);
     for (const mode of modes) {
-      const target = make(mode, src);
-      await runLoad(target, src.next, 4, { count: 50 }); // warm-up
-      const c1 = await runLoad(target, src.next, 1, { count: Math.max(30, Math.min(o.c1, Math.round(20_000 / batch))) });
-      const c16 = await runLoad(target, src.next, 16, { seconds: o.c16 });
-      log(`${name} ${mode} x${batch}: p50 ${c1.p50_ms} ms, p99 ${c1.p99_ms} ms, c16 ${c16.rps} req/s, failures ${c1.failures + c16.failures}`);
-      rows.push({ server: name, mode, batch, c1, c16 });
+      const targets = servers.map((s) => s.make(mode, src));
+      for (const target of targets) await runLoad(target, src.next, 4, { count: 50 }); // warm-up
+      const c1s: RunFigures[] = [];
+      for (const target of targets) c1s.push(await runLoad(target, src.next, 1, { count: Math.max(30, Math.min(o.c1, Math.round(20_000 / batch))) }));
+      const c16s: RunFigures[] = [];
+      for (const target of targets) c16s.push(await runLoad(target, src.next, 16, { seconds: o.c16 }));
+      servers.forEach((server, i) => {
+        const [c1, c16] = [c1s[i]!, c16s[i]!];
+        log(`${server.name} ${mode} x${batch}: p50 ${c1.p50_ms} ms, p99 ${c1.p99_ms} ms, c16 ${c16.rps} req/s, failures ${c1.failures + c16.failures}`);
+        rows.push({ server: server.name, mode, batch, c1, c16 });
+      });
     }
   }
   return rows;
@@ -202,30 +213,25 @@ async function ingest(o: Options, files: string[], mainData: string, results: Re
 }
 
 async function lookupsPart(o: Options, files: string[], mainData: string, results: Record<string, unknown>): Promise<void> {
-  const api = await startApi(mainData, 4301);
-  let ours: LookupRow[] = [];
-  let floorFigures;
-  try {
-    ours = await lookups('ours', (mode, src) => ourTarget(4301, mode, src), o.pois, o, o.batches, o.modes);
-    floorFigures = await floor(4301, o);
-    log(`floor { __typename }: p50 ${floorFigures.c1.p50_ms} ms, c16 ${floorFigures.c16.rps} req/s`);
-  } finally {
-    await stop(api);
-  }
-  results['lookups'] = ours;
-  results['floor'] = floorFigures;
-
   if (o.peer) {
     log('peer: loading PostgreSQL (COPY)');
     results['peer_load'] = await loadPeer(files);
-    const peer = await startPeer(4302);
-    try {
-      results['peer_lookups'] = await lookups('postgraphile', (mode, src) => peerTarget(4302, mode, src), o.pois, o, o.batches, o.modes);
-    } finally {
-      await stop(peer);
-    }
   }
-
+  const api = await startApi(mainData, 4301);
+  const peer = o.peer ? await startPeer(4302) : null;
+  try {
+    const servers: Server[] = [{ name: 'ours', make: (mode, src) => ourTarget(4301, mode, src) }];
+    if (peer) servers.push({ name: 'postgraphile', make: (mode, src) => peerTarget(4302, mode, src) });
+    const rows = await lookups(servers, o.pois, o, o.batches, o.modes);
+    results['lookups'] = rows.filter((r) => r.server === 'ours');
+    results['peer_lookups'] = rows.filter((r) => r.server === 'postgraphile');
+    const floorFigures = await floor(4301, o);
+    log(`floor { __typename }: p50 ${floorFigures.c1.p50_ms} ms, c16 ${floorFigures.c16.rps} req/s`);
+    results['floor'] = floorFigures;
+  } finally {
+    await stop(api);
+    if (peer) await stop(peer);
+  }
 }
 
 async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Record<string, unknown>[]> {
@@ -240,7 +246,7 @@ async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Reco
     const load = await loadOurs(dataDir, await dataset(o, pois, weeks));
     const server = await startApi(dataDir, 4303);
     try {
-      const [row] = await lookups(`ours ${pois}x${weeks}`, (mode, src) => ourTarget(4303, mode, src), pois, o, [100], ['both']);
+      const [row] = await lookups([{ name: `ours ${pois}x${weeks}`, make: (mode, src) => ourTarget(4303, mode, src) }], pois, o, [100], ['both']);
       scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load });
     } finally {
       await stop(server);
