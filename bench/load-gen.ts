@@ -1,4 +1,5 @@
 import http from 'node:http';
+import os from 'node:os';
 
 /** One HTTP POST target: where, which headers, and a checker for each response body. */
 export interface Target {
@@ -17,6 +18,8 @@ export interface RunFigures {
   readonly p99_ms: number;
   readonly rps: number;
   readonly first_failure?: string;
+  /** The machine's 1-minute load average when the run ended (2 cores here: above 2 means others were competing). */
+  readonly load1: number;
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
@@ -72,6 +75,6 @@ export async function runLoad(target: Target, batches: () => string[], concurren
   return {
     requests: issued, failures,
     p50_ms: Number(percentile(latencies, 0.5).toFixed(2)), p99_ms: Number(percentile(latencies, 0.99).toFixed(2)),
-    rps: Number((latencies.length / elapsed).toFixed(1)), ...(firstFailure ? { first_failure: firstFailure } : {}),
+    rps: Number((latencies.length / elapsed).toFixed(1)), ...(firstFailure ? { first_failure: firstFailure } : {}), load1: Number(os.loadavg()[0]!.toFixed(2)),
   };
 }
