@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../shared/sql.ts';
-import { SERVING, weekColumn } from '../shared/version-schema.ts';
+import { SERVING, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
@@ -10,9 +10,17 @@ export interface LookupRequest {
   readonly placekeys: readonly string[];
   readonly core: boolean;
   readonly weeks: readonly string[];
+  /** Whether core's other delivered columns are wanted too (`core_x`); only with `core`. */
+  readonly coreExtras?: boolean;
+  /** Weeks (among `weeks`) whose other delivered columns are wanted too (`x<week>`), where the version has them. */
+  readonly weekExtras?: readonly string[];
 }
 
-/** What was found for one placekey: its core document and its documents by week. */
+/**
+ * What was found for one placekey: its core document and its documents by week, each with its
+ * `placekey` (the old API's clients read it inside each product) and, when asked for, the other
+ * delivered columns merged in.
+ */
 export interface Found {
   readonly core: Row | null;
   readonly weeks: ReadonlyMap<string, Row>;
@@ -34,7 +42,14 @@ const ROW = '\x1e';
 export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<Map<string, Found>> {
   const found = new Map<string, Found>();
   if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0)) return found;
-  const columns = [...(request.core ? ['core'] : []), ...request.weeks.map(weekColumn)];
+  // What each fetched column holds: core or a week, its spec document or its other columns.
+  const targets: { readonly week: string | null; readonly extras: boolean }[] = [
+    ...(request.core ? [{ week: null, extras: false }] : []),
+    ...request.weeks.map((week) => ({ week, extras: false })),
+    ...(request.core && request.coreExtras ? [{ week: null, extras: true }] : []),
+    ...(request.weekExtras ?? []).map((week) => ({ week, extras: true })),
+  ];
+  const columns = targets.map((t) => (t.week === null ? (t.extras ? SERVING.coreExtras : 'core') : t.extras ? weekExtrasColumn(t.week) : weekColumn(t.week)));
   // Coalesced look-ups bind any number of keys: rounding the count up (repeating a key changes
   // nothing) keeps the statements cached per connection to a few shapes.
   const count = request.placekeys.length <= 20 ? request.placekeys.length : Math.ceil(request.placekeys.length / 50) * 50;
@@ -47,15 +62,24 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   if (typeof joined !== 'string') return found; // no row matched
   for (const line of joined.split(ROW)) {
     const values = line.split(FIELD);
+    const placekey = values[0]!;
     const weeks = new Map<string, Row>();
     let core: Row | null = null;
-    columns.forEach((column, i) => {
+    targets.forEach((t, i) => {
       const doc = values[i + 1]!;
       if (doc === '') return; // NULL: no document for this key
-      if (column === 'core') core = JSON.parse(doc) as Row;
-      else weeks.set(request.weeks[i - (request.core ? 1 : 0)]!, JSON.parse(doc) as Row);
+      const row = JSON.parse(doc) as Row;
+      if (t.extras) {
+        // Spec documents come first, so the one these columns extend is already parsed.
+        const base = t.week === null ? core : weeks.get(t.week);
+        if (base) Object.assign(base, row);
+        return;
+      }
+      row['placekey'] = placekey;
+      if (t.week === null) core = row;
+      else weeks.set(t.week, row);
     });
-    found.set(values[0]!, { core, weeks });
+    found.set(placekey, { core, weeks });
   }
   return found;
 }

@@ -1,11 +1,24 @@
-import { getArgumentValues, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
+import { getArgumentValues, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
 import { weekOfDateArg } from '../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
+import { isExtraField } from './extra-fields.ts';
 
-/** What a request's entries select: core or not, and which weeks of patterns (their Mondays). */
+/** What a request's entries select: core or not, which weeks of patterns (their Mondays), and whether other delivered columns are wanted. */
 export interface LookupPlan {
   readonly core: boolean;
+  /** Core fields beyond the spec's are selected. */
+  readonly coreExtras: boolean;
   readonly weeks: ReadonlySet<string>;
+  /** The weeks for which fields beyond the spec's are selected. */
+  readonly weekExtras: ReadonlySet<string>;
+}
+
+/** The entry fields that return each product. */
+export const CORE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_core']);
+export const WEEK_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns']);
+
+function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: Record<string, FragmentDefinitionNode>): boolean {
+  return collectFields(field.selectionSet, fragments).some((f) => isExtraField(product, f.name.value));
 }
 
 /**
@@ -16,17 +29,24 @@ export interface LookupPlan {
  */
 export function planLookup(info: GraphQLResolveInfo, latestWeek: string | null): LookupPlan {
   const entryType = info.schema.getType('PlaceEntry') as GraphQLObjectType;
-  const weeklyField = entryType.getFields()['placedata_weekly_patterns']!;
   let core = false;
+  let coreExtras = false;
   const weeks = new Set<string>();
+  const weekExtras = new Set<string>();
   for (const node of info.fieldNodes) {
     for (const field of collectFields(node.selectionSet, info.fragments)) {
-      if (field.name.value === 'placedata_core') core = true;
-      if (field.name.value !== 'placedata_weekly_patterns') continue;
-      const date = getArgumentValues(weeklyField, field, info.variableValues)['date'];
+      const name = field.name.value;
+      if (CORE_PRODUCT_FIELDS.has(name)) {
+        core = true;
+        coreExtras ||= selectsExtras('core', field, info.fragments);
+      }
+      if (!WEEK_PRODUCT_FIELDS.has(name)) continue;
+      const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
       const week = typeof date === 'string' ? weekOfDateArg(date) : latestWeek;
-      if (week !== null) weeks.add(week);
+      if (week === null) continue;
+      weeks.add(week);
+      if (selectsExtras('weekly', field, info.fragments)) weekExtras.add(week);
     }
   }
-  return { core, weeks };
+  return { core, coreExtras, weeks, weekExtras };
 }

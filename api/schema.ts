@@ -5,6 +5,7 @@ import {
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
 import { weekOfDateArg } from '../shared/weeks.ts';
+import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
 import { planLookup } from './plan-lookup.ts';
 import type { Lease } from './version-store.ts';
@@ -48,11 +49,12 @@ const int = { type: GraphQLInt };
 
 const PlaceCore = new GraphQLObjectType<Row>({
   name: 'PlaceCore',
-  description: 'Core attributes of a POI.',
-  fields: {
+  description: 'Core attributes of a POI: the spec\'s fields, then every other delivered column.',
+  fields: () => ({
     location_name: str, street_address: str, city: str, region: str, postal_code: str, iso_country_code: str,
     naics_code: int, top_category: str, sub_category: str,
-  },
+    ...extraFields('core'),
+  }),
 });
 
 const WeeklyPatterns = new GraphQLObjectType<Row>({
@@ -64,6 +66,7 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
     date_range_end: { type: GraphQLString, description: 'Local midnight of the next Monday, with its UTC offset, as delivered.' },
     raw_visit_counts: int, raw_visitor_counts: int,
     visits_by_day: { type: new GraphQLList(new GraphQLNonNull(GraphQLInt)), description: 'Seven counts, Monday first.' },
+    ...extraFields('weekly'),
   },
 });
 
@@ -92,7 +95,11 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const plan = planLookup(info, version.latestWeek);
   const canonical = placekeys.map(canonicalPlacekey);
   const distinct = [...new Set(canonical)];
-  const request = { placekeys: distinct, core: plan.core, weeks: [...plan.weeks].filter((w) => version.hasWeek(w)) };
+  const weeks = [...plan.weeks].filter((w) => version.hasWeek(w));
+  const request = {
+    placekeys: distinct, core: plan.core, weeks, coreExtras: plan.coreExtras,
+    weekExtras: weeks.filter((w) => plan.weekExtras.has(w) && version.hasWeekExtras(w)),
+  };
   const found = request.core || request.weeks.length > 0 ? await version.lookup(request) : new Map<string, Found>();
   return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
 }

@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { SERVING, TABLES, SCHEMA_VERSION, weekColumn } from '../shared/version-schema.ts';
+import { SERVING, TABLES, SCHEMA_VERSION, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
@@ -33,11 +33,13 @@ export class ServedVersion {
   #closed = false;
 
   readonly #weekColumns: ReadonlySet<string>;
+  readonly #weeks: readonly string[];
 
   private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
     this.label = label;
     this.latestWeek = latestWeek;
     this.#weekColumns = weekColumns;
+    this.#weeks = [...weekColumns].filter((c) => c.startsWith('w')).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-${c.slice(7, 9)}`).sort();
     this.#instance = instance;
     this.#pool = pool;
     this.#lookups = new LookupCoalescer((work) => pool.use(work), options.connections, options.coalesceKeys);
@@ -74,6 +76,16 @@ export class ServedVersion {
   /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
   hasWeek(week: string): boolean {
     return this.#weekColumns.has(weekColumn(week));
+  }
+
+  /** Whether the version holds other delivered columns (beyond the spec's) for that week. */
+  hasWeekExtras(week: string): boolean {
+    return this.#weekColumns.has(weekExtrasColumn(week));
+  }
+
+  /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
+  get weeks(): readonly string[] {
+    return this.#weeks;
   }
 
   /** The documents of a look-up, fetched together with concurrent requests' look-ups on this version. */
@@ -126,7 +138,8 @@ async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schema
   return { label: String(row['label']), schemaVersion: Number(row['schema_version']), latestWeek: row['last_week'] === null ? null : String(row['last_week']) };
 }
 
+/** The week columns of the serving table: `w<Monday>` (spec documents) and `x<Monday>` (other columns). */
 async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
-  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table AND column_name LIKE 'w%'`, { table: SERVING.places })).getRowObjectsJS();
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table AND (column_name LIKE 'w%' OR column_name LIKE 'x%')`, { table: SERVING.places })).getRowObjectsJS();
   return new Set(rows.map((r) => String(r['column_name'])));
 }

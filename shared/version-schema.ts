@@ -4,21 +4,30 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
  * The serving table the API reads, built from the logical tables: one row per placekey, the
  * spec's core fields as a JSON document in `core`, and each week's spec fields as a JSON document
- * in a column named after the week's Monday (`w20220103`).
+ * in a column named after the week's Monday (`w20220103`). Since schema 3, every other delivered
+ * column sits in documents of its own beside them (`core_x`, and `x20220103` per week, only when
+ * the weekly table has such columns), so the spec's look-ups fetch exactly what they did before
+ * and only requests that select those columns pay for them.
  */
 export const SERVING = {
   places: 'serve_places',
+  coreExtras: 'core_x',
 } as const;
 
 /** The serving column of a week (its Monday, YYYY-MM-DD): `w` and the date's digits. */
 export function weekColumn(week: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(week)) throw new Error(`not a week: ${week}`);
   return 'w' + week.replace(/-/g, '');
+}
+
+/** The serving column of a week's delivered columns beyond the spec's: `x` and the Monday's digits. */
+export function weekExtrasColumn(week: string): string {
+  return 'x' + weekColumn(week).slice(1);
 }
 
 export const TABLES = {
