@@ -22,6 +22,19 @@ function leaseOf(res: Response): Lease {
 }
 
 /**
+ * `extensions.row_count`: the results in the response, over its root fields (a list counts its
+ * items, an object one, null nothing; `__typename` nothing).
+ */
+function countRows(data: Record<string, unknown> | null | undefined): number {
+  let rows = 0;
+  for (const [key, value] of Object.entries(data ?? {})) {
+    if (Array.isArray(value)) rows += value.length;
+    else if (value !== null && typeof value === 'object' && key !== '__schema' && key !== '__type') rows += 1;
+  }
+  return rows;
+}
+
+/**
  * POST (and GET) /v1/graphql through graphql-http. The request's lease is taken by the caller
  * before this runs, so the response and its `extensions.version_date` always name one version.
  */
@@ -39,8 +52,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
     onOperation: (req, _args, result) => {
       const res = (req.context as { res: Response }).res;
-      const data = (result as ExecutionResult).data as { batch_lookup?: unknown[] | null } | null | undefined;
-      const rowCount = Array.isArray(data?.batch_lookup) ? data.batch_lookup.length : 0;
+      const rowCount = countRows((result as ExecutionResult).data);
       res.locals['placekeys'] = rowCount;
       return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
     },

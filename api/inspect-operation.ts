@@ -8,7 +8,7 @@ import type { GraphqlParams } from './request-params.ts';
 export interface OperationShape {
   /** `query`, `mutation` or `subscription`; null when the document does not parse or does not name one operation. */
   readonly type: string | null;
-  /** Placekeys asked for across the operation's `batch_lookup` fields (see `inspectOperation`). */
+  /** Placekeys asked for across the operation's `batch_lookup` and `lookup` fields (see `inspectOperation`). */
   readonly placekeys: number;
 }
 
@@ -43,6 +43,8 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
   const walk = (set: SelectionSetNode | undefined): void => {
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
+        // `lookup` (the hosted API's single look-up) asks for one Placekey.
+        if (sel.name.value === 'lookup') byResponseKey.set(sel.alias?.value ?? sel.name.value, { fixed: 1 });
         if (sel.name.value !== 'batch_lookup') continue;
         const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
         byResponseKey.set(sel.alias?.value ?? sel.name.value, termOf(operation, argument?.value));
@@ -106,7 +108,7 @@ function countVariable(variables: unknown, term: { variable: string; fallback: n
 }
 
 /**
- * The operation a request selects and the Placekeys it asks for: the sum, over the operation's
+ * The operation a request selects and the Placekeys it asks for (one per root `lookup`, plus): the sum, over the operation's
  * root `batch_lookup` fields (through fragments; one per response key), of the length of each
  * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied).
  * A document that does not parse, or a request that does not select one operation, asks for 0.

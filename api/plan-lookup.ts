@@ -14,15 +14,16 @@ export interface LookupPlan {
 }
 
 /** The entry fields that return each product. */
-export const CORE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_core']);
-export const WEEK_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns']);
+export const CORE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_core', 'safegraph_core']);
+export const WEEK_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns', 'safegraph_weekly_patterns']);
 
 function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: Record<string, FragmentDefinitionNode>): boolean {
   return collectFields(field.selectionSet, fragments).some((f) => isExtraField(product, f.name.value));
 }
 
 /**
- * Reads what the request selects inside `batch_lookup` entries (through fragments and aliases),
+ * Reads what the request selects inside `batch_lookup` (or `lookup`) entries (through fragments,
+ * aliases and the hosted API's product names),
  * and validates every `date` argument first, so a bad date rejects the request before any data
  * access. A weekly selection without `date` means the version's newest week.
  * @throws AppError BAD_DATE

@@ -1,6 +1,6 @@
 import {
   GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
-  Kind, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
+  Kind, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
 } from 'graphql';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
@@ -51,6 +51,7 @@ const PlaceCore = new GraphQLObjectType<Row>({
   name: 'PlaceCore',
   description: 'Core attributes of a POI: the spec\'s fields, then every other delivered column.',
   fields: () => ({
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
     location_name: str, street_address: str, city: str, region: str, postal_code: str, iso_country_code: str,
     naics_code: int, top_category: str, sub_category: str,
     ...extraFields('core'),
@@ -61,6 +62,7 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
   name: 'WeeklyPatterns',
   description: 'Visits to a POI in one week (Monday 00:00 to the next Monday 00:00, local time).',
   fields: {
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
     location_name: str, street_address: str, city: str, region: str,
     date_range_start: { type: GraphQLString, description: 'Local midnight of the Monday, with the POI\'s UTC offset, as delivered.' },
     date_range_end: { type: GraphQLString, description: 'Local midnight of the next Monday, with its UTC offset, as delivered.' },
@@ -70,18 +72,25 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
   },
 });
 
+const coreField: GraphQLFieldConfig<Entry, RequestContext> = { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null };
+
+const weeklyField: GraphQLFieldConfig<Entry, RequestContext, { date?: string | null }> = {
+  type: WeeklyPatterns,
+  description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
+  args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
+    return week === null ? null : entry.found?.weeks.get(week) ?? null;
+  },
+};
+
+/** The hosted API's product names answer exactly as ours (api/plan-lookup.ts lists them too). */
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
-  placedata_core: { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null },
-  placedata_weekly_patterns: {
-    type: WeeklyPatterns,
-    description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
-    args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
-    resolve: (entry, args: { date?: string | null }) => {
-      const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
-      return week === null ? null : entry.found?.weeks.get(week) ?? null;
-    },
-  },
+  placedata_core: coreField,
+  placedata_weekly_patterns: weeklyField as GraphQLFieldConfig<Entry, RequestContext>,
+  safegraph_core: { ...coreField, description: 'The hosted Places API\'s name for `placedata_core`: the same object.' },
+  safegraph_weekly_patterns: { ...weeklyField, description: `The hosted Places API's name for \`placedata_weekly_patterns\`: the same object. ${weeklyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
 };
 
 const PlaceEntry = new GraphQLObjectType<Entry, RequestContext>({ name: 'PlaceEntry', fields: entryFields });
@@ -115,6 +124,12 @@ export function buildSchema(): GraphQLSchema {
           description: 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).',
           args: { placekeys: { type: new GraphQLList(new GraphQLNonNull(PlacekeyScalar)) } },
           resolve: batchLookup,
+        },
+        lookup: {
+          type: PlaceEntry,
+          description: 'The hosted Places API\'s single look-up: the entry `batch_lookup` would return for this Placekey (products null when it has no POI).',
+          args: { placekey: { type: new GraphQLNonNull(PlacekeyScalar) } },
+          resolve: async (root, args: { placekey: string }, ctx: RequestContext, info) => (await batchLookup(root, { placekeys: [args.placekey] }, ctx, info))[0]!,
         },
       },
     }),

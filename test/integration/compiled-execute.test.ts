@@ -86,6 +86,16 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(demo.result.data.batch_lookup[0].placedata_core.latitude).to.equal(null);
   });
 
+  it('answers the hosted API\'s names (lookup, safegraph_core, safegraph_weekly_patterns, placekey inside products) on the compiled path', async () => {
+    const q = `query($k: Placekey!, $ks: [Placekey!]) {
+      lookup(placekey: $k) { placekey safegraph_core { placekey ${CORE_FIELDS} } safegraph_weekly_patterns(date: "2022-03-16") { placekey ${WEEKLY_FIELDS} } }
+      batch_lookup(placekeys: $ks) { placekey safegraph_core { placekey city } placedata_core { placekey } } }`;
+    const { result, path: used } = await both(q, { k: keys()[0], ks: keys() });
+    expect(used).to.equal('compiled');
+    expect(result.data.lookup.safegraph_core.placekey).to.equal(keys()[0]);
+    expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, safegraph_core: null, placedata_core: null });
+  });
+
   it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {
     const q = `
       query Many($k: [Placekey!], $d: String) {

@@ -19,6 +19,12 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
     expect(look('{ __typename }')).to.deep.equal({ type: 'query', placekeys: 0 });
   });
 
+  it('counts one Placekey per `lookup` (the hosted API\'s single look-up), by response key, beside batch_lookup', () => {
+    expect(look('query($k: Placekey!) { lookup(placekey: $k) { placekey } }', { k: 'a' })).to.deep.equal({ type: 'query', placekeys: 1 });
+    expect(look('{ a: lookup(placekey: "a") { placekey } b: lookup(placekey: "b") { placekey } a: lookup(placekey: "a") { placekey } batch_lookup(placekeys: ["c", "d"]) { placekey } }'))
+      .to.deep.equal({ type: 'query', placekeys: 4 });
+  });
+
   it('uses a variable\'s default when the variable is not sent', () => {
     const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
     expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });
