@@ -1,5 +1,5 @@
 import { getArgumentValues, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
-import { weekOfDateArg } from '../shared/weeks.ts';
+import { weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
 import { isExtraField } from './extra-fields.ts';
 
@@ -16,6 +16,7 @@ export interface LookupPlan {
 /** The entry fields that return each product. */
 export const CORE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_core', 'safegraph_core']);
 export const WEEK_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns', 'safegraph_weekly_patterns']);
+export const RANGE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns_range', 'weekly_patterns']);
 
 function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: Record<string, FragmentDefinitionNode>): boolean {
   return collectFields(field.selectionSet, fragments).some((f) => isExtraField(product, f.name.value));
@@ -24,9 +25,9 @@ function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: 
 /**
  * Reads what the request selects inside `batch_lookup` (or `lookup`) entries (through fragments,
  * aliases and the hosted API's product names),
- * and validates every `date` argument first, so a bad date rejects the request before any data
- * access. A weekly selection without `date` means the version's newest week.
- * @throws AppError BAD_DATE
+ * and validates every `date` (and date range) argument first, so a bad date rejects the request
+ * before any data access. A weekly selection without `date` means the version's newest week.
+ * @throws AppError BAD_DATE, RANGE_TOO_LONG
  */
 export function planLookup(info: GraphQLResolveInfo, latestWeek: string | null): LookupPlan {
   const entryType = info.schema.getType('PlaceEntry') as GraphQLObjectType;
@@ -41,12 +42,20 @@ export function planLookup(info: GraphQLResolveInfo, latestWeek: string | null):
         core = true;
         coreExtras ||= selectsExtras('core', field, info.fragments);
       }
-      if (!WEEK_PRODUCT_FIELDS.has(name)) continue;
-      const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
-      const week = typeof date === 'string' ? weekOfDateArg(date) : latestWeek;
-      if (week === null) continue;
-      weeks.add(week);
-      if (selectsExtras('weekly', field, info.fragments)) weekExtras.add(week);
+      let selected: readonly string[];
+      if (WEEK_PRODUCT_FIELDS.has(name)) {
+        const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
+        const week = typeof date === 'string' ? weekOfDateArg(date) : latestWeek;
+        selected = week === null ? [] : [week];
+      } else if (RANGE_PRODUCT_FIELDS.has(name)) {
+        const args = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues) as { start_date: string; end_date: string };
+        selected = weeksOfRange(args.start_date, args.end_date);
+      } else continue;
+      const extras = selected.length > 0 && selectsExtras('weekly', field, info.fragments);
+      for (const week of selected) {
+        weeks.add(week);
+        if (extras) weekExtras.add(week);
+      }
     }
   }
   return { core, coreExtras, weeks, weekExtras };

@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
-import { weekOfDateArg } from '../shared/weeks.ts';
+import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
 import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
 import { planLookup } from './plan-lookup.ts';
@@ -84,6 +84,20 @@ const weeklyField: GraphQLFieldConfig<Entry, RequestContext, { date?: string | n
   },
 };
 
+const rangeField: GraphQLFieldConfig<Entry, RequestContext, { start_date: string; end_date: string }> = {
+  type: new GraphQLList(new GraphQLNonNull(WeeklyPatterns)),
+  description: `The weeks overlapping \`start_date\` to \`end_date\` (both included; any day of a week selects it) for which the POI has data, oldest first; [] when none. At most ${MAX_RANGE_WEEKS} weeks (RANGE_TOO_LONG).`,
+  args: { start_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' }, end_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const out: Row[] = [];
+    for (const week of weeksOfRange(args.start_date, args.end_date)) {
+      const doc = entry.found?.weeks.get(week);
+      if (doc) out.push(doc);
+    }
+    return out;
+  },
+};
+
 /** The hosted API's product names answer exactly as ours (api/plan-lookup.ts lists them too). */
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
@@ -91,6 +105,8 @@ const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placedata_weekly_patterns: weeklyField as GraphQLFieldConfig<Entry, RequestContext>,
   safegraph_core: { ...coreField, description: 'The hosted Places API\'s name for `placedata_core`: the same object.' },
   safegraph_weekly_patterns: { ...weeklyField, description: `The hosted Places API's name for \`placedata_weekly_patterns\`: the same object. ${weeklyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  placedata_weekly_patterns_range: rangeField as GraphQLFieldConfig<Entry, RequestContext>,
+  weekly_patterns: { ...rangeField, description: `The hosted API's v2 name for \`placedata_weekly_patterns_range\`. ${rangeField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
 };
 
 const PlaceEntry = new GraphQLObjectType<Entry, RequestContext>({ name: 'PlaceEntry', fields: entryFields });

@@ -81,6 +81,10 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(full.path).to.equal('compiled');
     expect(full.result.data.batch_lookup[0].placedata_core.brands).to.deep.equal([{ brand_id: 'SG_BRAND_a1', brand_name: 'Burger Stop' }, { brand_id: 'SG_BRAND_b2', brand_name: 'Fuel Co' }]);
     expect(full.result.data.batch_lookup[0].placedata_weekly_patterns.visitor_home_cbgs).to.deep.equal({ '250138011001': 4, '090091234005': 7 });
+    const range = await both(`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey
+      weekly_patterns(start_date: "2022-04-01", end_date: "2022-04-30") { placekey raw_visit_counts device_type brands { brand_name } } } }`, { k: KEYS.slice(0, 3) }, undefined, fullVersion);
+    expect(range.path).to.equal('compiled');
+    expect(range.result.data.batch_lookup.map((e: { weekly_patterns: unknown[] }) => e.weekly_patterns.length)).to.deep.equal([1, 1, 0]);
     const demo = await both(q, { k: keys() });
     expect(demo.path).to.equal('compiled');
     expect(demo.result.data.batch_lookup[0].placedata_core.latitude).to.equal(null);
