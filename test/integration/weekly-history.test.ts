@@ -90,7 +90,7 @@ describe('weekly history: placedata_weekly_patterns_range and the v2 weekly_patt
       history: placedata_weekly_patterns_range(start_date: "2022-03-14", end_date: "2022-03-27") { date_range_start raw_visit_counts }
       placedata_core { city } } }`;
     const res = await postGraphql(server.url, { query: q, variables: { k } });
-    const pick = (r: { date_range_start: string; raw_visit_counts: number }) => ({ date_range_start: r.date_range_start, raw_visit_counts: r.raw_visit_counts });
+    const pick = (r: { date_range_start: string | undefined; raw_visit_counts: number }) => ({ date_range_start: r.date_range_start, raw_visit_counts: r.raw_visit_counts });
     expect(res.body.data).to.deep.equal({ lookup: {
       placekey: k,
       one: { raw_visit_counts: rowsOf(k, ['2022-03-07'])[0]!.raw_visit_counts },
