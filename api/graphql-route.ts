@@ -9,10 +9,13 @@ import { makeFormatError } from './format-error.ts';
 import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
 import type { RequestContext } from './schema.ts';
+import type { VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
+  readonly catalog: VersionCatalog;
+  readonly currentLabel: () => string | null;
   readonly maxBatch: number;
   readonly log: Logger;
 }
@@ -49,7 +52,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)))],
     validationRules: [complexityRule(options)],
     execute: makeCompiledExecute(options.schema),
-    context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
+    context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel }),
     onOperation: (req, _args, result) => {
       const res = (req.context as { res: Response }).res;
       const rowCount = countRows((result as ExecutionResult).data);

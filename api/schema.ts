@@ -1,5 +1,5 @@
 import {
-  GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
+  GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
   Kind, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
 } from 'graphql';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
@@ -8,13 +8,42 @@ import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../shared/weeks.ts
 import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
 import { planLookup } from './plan-lookup.ts';
+import type { DatasetVersion, VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
 /** What each resolver sees of its request. */
 export type RequestContext = {
   readonly lease: Lease;
   readonly maxBatch: number;
+  /** The retained versions (`dataset_versions`); absent where a caller runs the schema without the app. */
+  readonly catalog?: VersionCatalog;
+  /** The label of the version served to requests that do not pin one. */
+  readonly currentLabel?: () => string | null;
 };
+
+const DatasetVersionType = new GraphQLObjectType<DatasetVersion & { current: boolean }>({
+  name: 'DatasetVersion',
+  description: 'A retained version of the dataset (one version file). Pin a request to it with the `x-placedata-version` header.',
+  fields: {
+    label: { type: new GraphQLNonNull(GraphQLString), description: '`<epoch_seconds>__<year>_<month>`: what `extensions.version_date` names.' },
+    release_month: { type: new GraphQLNonNull(GraphQLString), description: 'The data release it holds, `YYYY-MM`.' },
+    built_at: { type: new GraphQLNonNull(GraphQLString), description: 'When it was built (ISO 8601).' },
+    core_rows: { type: new GraphQLNonNull(GraphQLFloat), description: 'POIs in its core product.' },
+    weekly_rows: { type: new GraphQLNonNull(GraphQLFloat), description: 'Rows (POI x week) in its weekly patterns.' },
+    weeks_covered: { type: new GraphQLNonNull(GraphQLInt), description: 'Distinct weeks of patterns it holds.' },
+    first_week: { type: GraphQLString, description: 'Monday of its oldest week, YYYY-MM-DD.' },
+    last_week: { type: GraphQLString, description: 'Monday of its newest week (what `date` defaults to), YYYY-MM-DD.' },
+    schema_version: { type: new GraphQLNonNull(GraphQLInt), description: 'Layout of its file.' },
+    servable: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Whether this API can answer from it (pin it) or not (an older layout).' },
+    current: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Whether it is the version served to requests that do not pin one.' },
+  },
+});
+
+async function datasetVersions(_root: unknown, _args: unknown, ctx: RequestContext): Promise<(DatasetVersion & { current: boolean })[]> {
+  if (!ctx.catalog) throw new Error('dataset_versions needs the version catalog in the request context');
+  const current = ctx.currentLabel?.() ?? null;
+  return (await ctx.catalog.list()).map((v) => ({ ...v, current: v.label === current }));
+}
 
 /** An entry of `batch_lookup`: the key as asked, and the documents fetched for the whole request. */
 interface Entry {
@@ -140,6 +169,11 @@ export function buildSchema(): GraphQLSchema {
           description: 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).',
           args: { placekeys: { type: new GraphQLList(new GraphQLNonNull(PlacekeyScalar)) } },
           resolve: batchLookup,
+        },
+        dataset_versions: {
+          type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(DatasetVersionType))),
+          description: 'The retained versions of the dataset, oldest build first.',
+          resolve: datasetVersions,
         },
         lookup: {
           type: PlaceEntry,

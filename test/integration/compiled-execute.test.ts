@@ -4,6 +4,7 @@ import { execute, parse, type ExecutionArgs } from 'graphql';
 import { makeCompiledExecute } from '../../api/compiled-execute.ts';
 import { buildSchema } from '../../api/schema.ts';
 import { ServedVersion } from '../../api/served-version.ts';
+import { VersionCatalog } from '../../api/version-catalog.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
@@ -23,6 +24,7 @@ describe('compiled execution answers as graphql-js does', () => {
   let fixture: DemoFixture;
   let version: ServedVersion;
   let fullVersion: ServedVersion;
+  let catalog: VersionCatalog;
   const schema = buildSchema();
   const paths: string[] = [];
   const compiled = makeCompiledExecute(schema, (reason) => paths.push(reason));
@@ -34,6 +36,7 @@ describe('compiled execution answers as graphql-js does', () => {
     const config = testConfig(path.join(dir, 'data'));
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
     version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    catalog = new VersionCatalog(config.dataDir);
     const fullConfig = testConfig(path.join(dir, 'full'));
     const fullLabel = (await loadDrop({ dataDir: fullConfig.dataDir, inputs: [await writeFullDrop(dir)], month: '2022-04', settings: buildSettingsOf(fullConfig) })).label;
     fullVersion = await ServedVersion.open(versionFilePath(fullConfig.dataDir, fullLabel), fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
@@ -48,7 +51,7 @@ describe('compiled execution answers as graphql-js does', () => {
   const keys = () => [fixture.core[0]!['placekey']!, UNKNOWN, fixture.core[5]!['placekey']!, fixture.core[0]!['placekey']!, fixture.core[9]!['placekey']!];
 
   async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string, served = version) {
-    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10 } });
+    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
     const reference = JSON.parse(JSON.stringify(await execute(args())));
     paths.length = 0;
     const ours = JSON.parse(JSON.stringify(await compiled(args())));
@@ -98,6 +101,12 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(used).to.equal('compiled');
     expect(result.data.lookup.safegraph_core.placekey).to.equal(keys()[0]);
     expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, safegraph_core: null, placedata_core: null });
+  });
+
+  it('answers dataset_versions beside a look-up on the compiled path', async () => {
+    const { result, path: used } = await both(`query($k: [Placekey!]) { dataset_versions { label release_month core_rows weekly_rows weeks_covered current } batch_lookup(placekeys: $k) { placekey } }`, { k: [UNKNOWN] });
+    expect(used).to.equal('compiled');
+    expect(result.data.dataset_versions).to.deep.equal([{ label: version.label, release_month: '2022-03', core_rows: 300, weekly_rows: 1138, weeks_covered: 4, current: true }]);
   });
 
   it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {
