@@ -138,8 +138,10 @@ async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schema
   return { label: String(row['label']), schemaVersion: Number(row['schema_version']), latestWeek: row['last_week'] === null ? null : String(row['last_week']) };
 }
 
-/** The week columns of the serving table: `w<Monday>` (spec documents) and `x<Monday>` (other columns). */
+/** The week columns of the serving tables: `w<Monday>` (spec documents, serve_places) and `x<Monday>` (other columns, serve_extras). */
 async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
-  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table AND (column_name LIKE 'w%' OR column_name LIKE 'x%')`, { table: SERVING.places })).getRowObjectsJS();
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
+    WHERE (table_name = $places AND column_name LIKE 'w%') OR (table_name = $extras AND column_name LIKE 'x%')`, { places: SERVING.places, extras: SERVING.extras })).getRowObjectsJS();
   return new Set(rows.map((r) => String(r['column_name'])));
 }
+

@@ -7,15 +7,17 @@ import { quoteIdent } from './sql.ts';
 export const SCHEMA_VERSION = 3;
 
 /**
- * The serving table the API reads, built from the logical tables: one row per placekey, the
- * spec's core fields as a JSON document in `core`, and each week's spec fields as a JSON document
- * in a column named after the week's Monday (`w20220103`). Since schema 3, every other delivered
- * column sits in documents of its own beside them (`core_x`, and `x20220103` per week, only when
- * the weekly table has such columns), so the spec's look-ups fetch exactly what they did before
- * and only requests that select those columns pay for them.
+ * The serving tables the API reads, built from the logical tables, each one row per placekey with
+ * a unique index on it. `serve_places`: the spec's core fields as a JSON document in `core`, and
+ * each week's spec fields as a JSON document in a column named after the week's Monday
+ * (`w20220103`), stored uncompressed for fast random fetches. `serve_extras` (schema 3): every
+ * other delivered column, in documents of their own (`core_x`, and `x20220103` per week when the
+ * weekly table has such columns), stored compressed; empty when the drop delivered none. The
+ * spec's look-ups read only `serve_places`; only requests that select other columns pay for them.
  */
 export const SERVING = {
   places: 'serve_places',
+  extras: 'serve_extras',
   coreExtras: 'core_x',
 } as const;
 
