@@ -26,12 +26,14 @@ function leaseOf(res: Response): Lease {
 
 /**
  * `extensions.row_count`: the results in the response, over its root fields (a list counts its
- * items, an object one, null nothing; `__typename` nothing).
+ * items, an object one, null nothing; `__typename` nothing; a `search` the results of its pages).
  */
-function countRows(data: Record<string, unknown> | null | undefined): number {
+function countRows(data: Record<string, unknown> | null | undefined, counted: ReadonlyMap<string, number> | undefined): number {
   let rows = 0;
   for (const [key, value] of Object.entries(data ?? {})) {
-    if (Array.isArray(value)) rows += value.length;
+    // A search counts its edges (recorded by its resolver), not its one object.
+    if (value !== null && counted?.has(key)) rows += counted.get(key)!;
+    else if (Array.isArray(value)) rows += value.length;
     else if (value !== null && typeof value === 'object' && key !== '__schema' && key !== '__type') rows += 1;
   }
   return rows;
@@ -52,10 +54,13 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)))],
     validationRules: [complexityRule(options)],
     execute: makeCompiledExecute(options.schema),
-    context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel }),
-    onOperation: (req, _args, result) => {
+    context: (req) => ({
+      lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
+      rowsByRootKey: new Map<string, number>(),
+    }),
+    onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;
-      const rowCount = countRows((result as ExecutionResult).data);
+      const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
       res.locals['placekeys'] = rowCount;
       return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
     },

@@ -30,12 +30,21 @@ function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: 
  * @throws AppError BAD_DATE, RANGE_TOO_LONG
  */
 export function planLookup(info: GraphQLResolveInfo, latestWeek: string | null): LookupPlan {
+  return planEntries(info.fieldNodes, info, latestWeek);
+}
+
+/**
+ * The plan of the entries selected by `entryNodes` (fields whose selection is a `PlaceEntry`'s:
+ * `batch_lookup` and `lookup` themselves, or `node` inside a search's edges).
+ * @throws AppError BAD_DATE, RANGE_TOO_LONG
+ */
+export function planEntries(entryNodes: readonly FieldNode[], info: GraphQLResolveInfo, latestWeek: string | null): LookupPlan {
   const entryType = info.schema.getType('PlaceEntry') as GraphQLObjectType;
   let core = false;
   let coreExtras = false;
   const weeks = new Set<string>();
   const weekExtras = new Set<string>();
-  for (const node of info.fieldNodes) {
+  for (const node of entryNodes) {
     for (const field of collectFields(node.selectionSet, info.fragments)) {
       const name = field.name.value;
       if (CORE_PRODUCT_FIELDS.has(name)) {

@@ -7,7 +7,9 @@ import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
 import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
 import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
+import { findDocuments } from './find-documents.ts';
 import { planLookup } from './plan-lookup.ts';
+import { searchField } from './search-field.ts';
 import type { DatasetVersion, VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
@@ -19,6 +21,11 @@ export type RequestContext = {
   readonly catalog?: VersionCatalog;
   /** The label of the version served to requests that do not pin one. */
   readonly currentLabel?: () => string | null;
+  /**
+   * Results counted by the resolvers of root fields that are objects holding lists (`search`: its
+   * edges), by response key, for `extensions.row_count`.
+   */
+  readonly rowsByRootKey?: Map<string, number>;
 };
 
 const DatasetVersionType = new GraphQLObjectType<DatasetVersion & { current: boolean }>({
@@ -45,8 +52,8 @@ async function datasetVersions(_root: unknown, _args: unknown, ctx: RequestConte
   return (await ctx.catalog.list()).map((v) => ({ ...v, current: v.label === current }));
 }
 
-/** An entry of `batch_lookup`: the key as asked, and the documents fetched for the whole request. */
-interface Entry {
+/** An entry of `batch_lookup` (or a search result): the key as asked, and the documents fetched for the whole request. */
+export interface Entry {
   readonly placekey: string;
   readonly canonical: string;
   readonly found: Found | undefined;
@@ -148,13 +155,7 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const version = ctx.lease.version;
   const plan = planLookup(info, version.latestWeek);
   const canonical = placekeys.map(canonicalPlacekey);
-  const distinct = [...new Set(canonical)];
-  const weeks = [...plan.weeks].filter((w) => version.hasWeek(w));
-  const request = {
-    placekeys: distinct, core: plan.core, weeks, coreExtras: plan.coreExtras,
-    weekExtras: weeks.filter((w) => plan.weekExtras.has(w) && version.hasWeekExtras(w)),
-  };
-  const found = request.core || request.weeks.length > 0 ? await version.lookup(request) : new Map<string, Found>();
+  const found = await findDocuments(version, plan, [...new Set(canonical)]);
   return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
 }
 
@@ -175,6 +176,7 @@ export function buildSchema(): GraphQLSchema {
           description: 'The retained versions of the dataset, oldest build first.',
           resolve: datasetVersions,
         },
+        search: searchField(PlaceEntry),
         lookup: {
           type: PlaceEntry,
           description: 'The hosted Places API\'s single look-up: the entry `batch_lookup` would return for this Placekey (products null when it has no POI).',

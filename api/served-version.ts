@@ -32,12 +32,15 @@ export class ServedVersion {
   #retired = false;
   #closed = false;
 
+  /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
+  readonly coreColumns: ReadonlySet<string>;
   readonly #weekColumns: ReadonlySet<string>;
   readonly #weeks: readonly string[];
 
-  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
+  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, coreColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
     this.label = label;
     this.latestWeek = latestWeek;
+    this.coreColumns = coreColumns;
     this.#weekColumns = weekColumns;
     this.#weeks = [...weekColumns].filter((c) => c.startsWith('w')).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-${c.slice(7, 9)}`).sort();
     this.#instance = instance;
@@ -62,7 +65,8 @@ export class ServedVersion {
         const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
         await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
-        return new ServedVersion(label, info.latestWeek, weeks, instance, pool, options);
+        const coreColumns = await pool.use((conn) => readCoreColumns(conn));
+        return new ServedVersion(label, info.latestWeek, weeks, coreColumns, instance, pool, options);
       } catch (err) {
         pool.close();
         throw err;
@@ -145,3 +149,7 @@ async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
   return new Set(rows.map((r) => String(r['column_name'])));
 }
 
+async function readCoreColumns(conn: DuckDBConnection): Promise<Set<string>> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table`, { table: TABLES.core })).getRowObjectsJS();
+  return new Set(rows.map((r) => String(r['column_name'])));
+}
