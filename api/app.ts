@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import { ErrorCodes } from '../shared/errors.ts';
+import { ErrorCodes, isAppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { sendError } from './error-body.ts';
 import { graphqlRoute } from './graphql-route.ts';
@@ -10,10 +10,13 @@ import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
 import { buildSchema } from './schema.ts';
 import { bodyGuard, preflight, transportGuard } from './transport-guard.ts';
-import type { VersionStore } from './version-store.ts';
+import type { VersionCatalog } from './version-catalog.ts';
+import type { Lease, VersionStore } from './version-store.ts';
 
 export interface AppOptions {
   readonly store: VersionStore;
+  /** The retained versions, for `dataset_versions`. */
+  readonly catalog: VersionCatalog;
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly maxBatch: number;
@@ -45,13 +48,35 @@ function requestLog(log: Logger) {
   };
 }
 
+/** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */
+export const VERSION_HEADER = 'x-placedata-version';
+
+/**
+ * Takes the request's hold on one version: the current one, or the retained version the
+ * request pins with VERSION_HEADER (an unknown or deleted one is refused before GraphQL runs).
+ */
 function takeLease(store: VersionStore) {
-  return (_req: Request, res: Response, next: NextFunction): void => {
-    const lease = store.acquire();
-    if (!lease) return sendError(res, 503, ErrorCodes.NOT_READY, 'No dataset version is loaded yet', { 'Retry-After': '5' });
+  const hold = (res: Response, next: NextFunction, lease: Lease): void => {
     res.locals['lease'] = lease;
     res.on('close', () => lease.release());
     next();
+  };
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const pinned = req.get(VERSION_HEADER)?.trim();
+    if (pinned) {
+      store.acquirePinned(pinned).then((lease) => {
+        if (res.writableEnded || res.destroyed) return lease.release();
+        hold(res, next, lease);
+      }, (err: unknown) => {
+        if (!isAppError(err)) return next(err);
+        if (err.code === ErrorCodes.NOT_READY) return sendError(res, 503, err.code, err.message, { 'Retry-After': '1' });
+        sendError(res, 404, err.code, err.message);
+      });
+      return;
+    }
+    const lease = store.acquire();
+    if (!lease) return sendError(res, 503, ErrorCodes.NOT_READY, 'No dataset version is loaded yet', { 'Retry-After': '5' });
+    hold(res, next, lease);
   };
 }
 
@@ -93,7 +118,7 @@ export function createApp(options: AppOptions): express.Express {
     bodyGuard(options.maxTokens),
     ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
     takeLease(options.store),
-    graphqlRoute({ ...options, schema: buildSchema() }));
+    graphqlRoute({ ...options, schema: buildSchema(), currentLabel: () => options.store.current?.label ?? null }));
   app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
   app.use(bodyErrors);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

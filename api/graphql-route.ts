@@ -9,16 +9,34 @@ import { makeFormatError } from './format-error.ts';
 import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
 import type { RequestContext } from './schema.ts';
+import type { VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
+  readonly catalog: VersionCatalog;
+  readonly currentLabel: () => string | null;
   readonly maxBatch: number;
   readonly log: Logger;
 }
 
 function leaseOf(res: Response): Lease {
   return res.locals['lease'] as Lease;
+}
+
+/**
+ * `extensions.row_count`: the results in the response, over its root fields (a list counts its
+ * items, an object one, null nothing; `__typename` nothing; a `search` the results of its pages).
+ */
+function countRows(data: Record<string, unknown> | null | undefined, counted: ReadonlyMap<string, number> | undefined): number {
+  let rows = 0;
+  for (const [key, value] of Object.entries(data ?? {})) {
+    // A search counts its edges (recorded by its resolver), not its one object.
+    if (value !== null && counted?.has(key)) rows += counted.get(key)!;
+    else if (Array.isArray(value)) rows += value.length;
+    else if (value !== null && typeof value === 'object' && key !== '__schema' && key !== '__type') rows += 1;
+  }
+  return rows;
 }
 
 /**
@@ -36,11 +54,13 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)))],
     validationRules: [complexityRule(options)],
     execute: makeCompiledExecute(options.schema),
-    context: (req) => ({ lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch }),
-    onOperation: (req, _args, result) => {
+    context: (req) => ({
+      lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
+      rowsByRootKey: new Map<string, number>(),
+    }),
+    onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;
-      const data = (result as ExecutionResult).data as { batch_lookup?: unknown[] | null } | null | undefined;
-      const rowCount = Array.isArray(data?.batch_lookup) ? data.batch_lookup.length : 0;
+      const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
       res.locals['placekeys'] = rowCount;
       return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
     },

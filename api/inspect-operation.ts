@@ -1,6 +1,6 @@
 import {
   Kind, parse,
-  type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
 } from 'graphql';
 import type { GraphqlParams } from './request-params.ts';
 
@@ -8,12 +8,47 @@ import type { GraphqlParams } from './request-params.ts';
 export interface OperationShape {
   /** `query`, `mutation` or `subscription`; null when the document does not parse or does not name one operation. */
   readonly type: string | null;
-  /** Placekeys asked for across the operation's `batch_lookup` fields (see `inspectOperation`). */
+  /** Placekeys asked for across the operation's `batch_lookup`, `lookup` and `search` fields (see `inspectOperation`). */
   readonly placekeys: number;
 }
 
-/** How one `batch_lookup` field's `placekeys` argument counts: a fixed number, or a variable's list. */
-type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number };
+/**
+ * How one field counts: a fixed number, or a variable's value: the length of a list
+ * (`batch_lookup`'s `placekeys`) or an integer (`results`' `first` in a `search`).
+ */
+type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean };
+
+/** What a search page costs: `first` as asked (the API refuses more than SEARCH_MAX_PAGE), 20 when not given. */
+const SEARCH_DEFAULT_PAGE = 20;
+const SEARCH_MAX_PAGE = 1000;
+
+function pageSize(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) ? Math.min(Math.max(value, 0), SEARCH_MAX_PAGE) : SEARCH_DEFAULT_PAGE;
+}
+
+function firstTerm(operation: OperationDefinitionNode, value: ValueNode | undefined): Term {
+  if (value?.kind === Kind.VARIABLE) {
+    const name = value.name.value;
+    const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === name);
+    const fallback = definition?.defaultValue?.kind === Kind.INT ? pageSize(Number(definition.defaultValue.value)) : SEARCH_DEFAULT_PAGE;
+    return { variable: name, fallback, int: true };
+  }
+  return { fixed: pageSize(value?.kind === Kind.INT ? Number(value.value) : undefined) };
+}
+
+/** The fields of a selection set, through inline fragments and fragment spreads (each fragment once). */
+function fieldsOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): FieldNode[] {
+  const out: FieldNode[] = [];
+  for (const sel of set?.selections ?? []) {
+    if (sel.kind === Kind.FIELD) out.push(sel);
+    else if (sel.kind === Kind.INLINE_FRAGMENT) out.push(...fieldsOf(sel.selectionSet, fragments, seen));
+    else if (!seen.has(sel.name.value)) {
+      seen.add(sel.name.value);
+      out.push(...fieldsOf(fragments.get(sel.name.value)?.selectionSet, fragments, seen));
+    }
+  }
+  return out;
+}
 
 interface Plan {
   readonly type: string;
@@ -43,6 +78,18 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
   const walk = (set: SelectionSetNode | undefined): void => {
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
+        // `lookup` (the hosted API's single look-up) asks for one Placekey.
+        if (sel.name.value === 'lookup') byResponseKey.set(sel.alias?.value ?? sel.name.value, { fixed: 1 });
+        // A search costs the `first` of each of its pages (`places { results(first:) }`).
+        if (sel.name.value === 'search') {
+          const searchKey = sel.alias?.value ?? sel.name.value;
+          for (const places of fieldsOf(sel.selectionSet, fragments).filter((f) => f.name.value === 'places')) {
+            for (const results of fieldsOf(places.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
+              const key = `${searchKey}.${places.alias?.value ?? 'places'}.${results.alias?.value ?? 'results'}`;
+              byResponseKey.set(key, firstTerm(operation, results.arguments?.find((a) => a.name.value === 'first')?.value));
+            }
+          }
+        }
         if (sel.name.value !== 'batch_lookup') continue;
         const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
         byResponseKey.set(sel.alias?.value ?? sel.name.value, termOf(operation, argument?.value));
@@ -97,18 +144,20 @@ function plansFor(query: string, maxTokens: number): Map<string, Plan> | null {
   return result;
 }
 
-function countVariable(variables: unknown, term: { variable: string; fallback: number }): number {
+function countVariable(variables: unknown, term: { variable: string; fallback: number; int?: boolean }): number {
   const vars = typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? variables as Record<string, unknown> : {};
   if (!Object.hasOwn(vars, term.variable)) return term.fallback;
   const value = vars[term.variable];
+  if (term.int) return value === null ? SEARCH_DEFAULT_PAGE : pageSize(value);
   if (value === null) return 0;
   return Array.isArray(value) ? value.length : 1;
 }
 
 /**
- * The operation a request selects and the Placekeys it asks for: the sum, over the operation's
+ * The operation a request selects and the Placekeys it asks for (one per root `lookup`, plus): the sum, over the operation's
  * root `batch_lookup` fields (through fragments; one per response key), of the length of each
- * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied).
+ * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied), plus
+ * the `first` of each page of each root `search` (20 when not given, at most 1000).
  * A document that does not parse, or a request that does not select one operation, asks for 0.
  */
 export function inspectOperation(params: GraphqlParams, maxTokens: number): OperationShape {

@@ -76,5 +76,7 @@ function merge(requests: readonly LookupRequest[]): LookupRequest {
     placekeys: [...new Set(requests.flatMap((r) => r.placekeys))],
     core: requests.some((r) => r.core),
     weeks: [...new Set(requests.flatMap((r) => r.weeks))].sort(),
+    coreExtras: requests.some((r) => r.core && r.coreExtras),
+    weekExtras: [...new Set(requests.flatMap((r) => r.weekExtras ?? []))].sort(),
   };
 }

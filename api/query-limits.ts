@@ -47,8 +47,14 @@ interface Measure {
 
 const MAX_VISITS = 100_000;
 
+/**
+ * The fixed levels of a search's v2 shape (`search { places { results { edges { node { ... } } } } }`):
+ * they cannot nest further, so they are not counted and a search's node nests as a batch_lookup entry.
+ */
+const SEARCH_WRAPPERS: ReadonlySet<string> = new Set(['places', 'results', 'edges', 'node']);
+
 /** Depth, aliases and root fields of a selection set with fragments expanded (introspection not counted). */
-function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure): void {
+function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure, inSearch = false): void {
   for (const sel of set?.selections ?? []) {
     if (++acc.visits > MAX_VISITS) return;
     if (sel.kind === Kind.FIELD) {
@@ -56,13 +62,15 @@ function measure(set: SelectionSetNode | undefined, fragments: Map<string, Fragm
       if (sel.alias) acc.aliases++;
       if (level === 1) acc.rootFields.add(sel.alias?.value ?? sel.name.value);
       acc.depth = Math.max(acc.depth, level);
-      measure(sel.selectionSet, fragments, level + 1, path, acc);
+      const search = inSearch || (level === 1 && sel.name.value === 'search');
+      const wrapper = inSearch && SEARCH_WRAPPERS.has(sel.name.value);
+      measure(sel.selectionSet, fragments, wrapper ? level : level + 1, path, acc, search);
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      measure(sel.selectionSet, fragments, level, path, acc);
+      measure(sel.selectionSet, fragments, level, path, acc, inSearch);
     } else if (!path.has(sel.name.value)) {
       // A fragment cycle is reported by the standard rules; here it just stops the walk.
       path.add(sel.name.value);
-      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc);
+      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc, inSearch);
       path.delete(sel.name.value);
     }
   }

@@ -1,22 +1,59 @@
 import {
-  GraphQLError, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
-  Kind, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
+  GraphQLBoolean, GraphQLError, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLScalarType, GraphQLSchema, GraphQLString,
+  Kind, type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLResolveInfo,
 } from 'graphql';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
-import { weekOfDateArg } from '../shared/weeks.ts';
+import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
+import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
+import { findDocuments } from './find-documents.ts';
 import { planLookup } from './plan-lookup.ts';
+import { searchField } from './search-field.ts';
+import type { DatasetVersion, VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
 /** What each resolver sees of its request. */
 export type RequestContext = {
   readonly lease: Lease;
   readonly maxBatch: number;
+  /** The retained versions (`dataset_versions`); absent where a caller runs the schema without the app. */
+  readonly catalog?: VersionCatalog;
+  /** The label of the version served to requests that do not pin one. */
+  readonly currentLabel?: () => string | null;
+  /**
+   * Results counted by the resolvers of root fields that are objects holding lists (`search`: its
+   * edges), by response key, for `extensions.row_count`.
+   */
+  readonly rowsByRootKey?: Map<string, number>;
 };
 
-/** An entry of `batch_lookup`: the key as asked, and the documents fetched for the whole request. */
-interface Entry {
+const DatasetVersionType = new GraphQLObjectType<DatasetVersion & { current: boolean }>({
+  name: 'DatasetVersion',
+  description: 'A retained version of the dataset (one version file). Pin a request to it with the `x-placedata-version` header.',
+  fields: {
+    label: { type: new GraphQLNonNull(GraphQLString), description: '`<epoch_seconds>__<year>_<month>`: what `extensions.version_date` names.' },
+    release_month: { type: new GraphQLNonNull(GraphQLString), description: 'The data release it holds, `YYYY-MM`.' },
+    built_at: { type: new GraphQLNonNull(GraphQLString), description: 'When it was built (ISO 8601).' },
+    core_rows: { type: new GraphQLNonNull(GraphQLFloat), description: 'POIs in its core product.' },
+    weekly_rows: { type: new GraphQLNonNull(GraphQLFloat), description: 'Rows (POI x week) in its weekly patterns.' },
+    weeks_covered: { type: new GraphQLNonNull(GraphQLInt), description: 'Distinct weeks of patterns it holds.' },
+    first_week: { type: GraphQLString, description: 'Monday of its oldest week, YYYY-MM-DD.' },
+    last_week: { type: GraphQLString, description: 'Monday of its newest week (what `date` defaults to), YYYY-MM-DD.' },
+    schema_version: { type: new GraphQLNonNull(GraphQLInt), description: 'Layout of its file.' },
+    servable: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Whether this API can answer from it (pin it) or not (an older layout).' },
+    current: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Whether it is the version served to requests that do not pin one.' },
+  },
+});
+
+async function datasetVersions(_root: unknown, _args: unknown, ctx: RequestContext): Promise<(DatasetVersion & { current: boolean })[]> {
+  if (!ctx.catalog) throw new Error('dataset_versions needs the version catalog in the request context');
+  const current = ctx.currentLabel?.() ?? null;
+  return (await ctx.catalog.list()).map((v) => ({ ...v, current: v.label === current }));
+}
+
+/** An entry of `batch_lookup` (or a search result): the key as asked, and the documents fetched for the whole request. */
+export interface Entry {
   readonly placekey: string;
   readonly canonical: string;
   readonly found: Found | undefined;
@@ -48,37 +85,64 @@ const int = { type: GraphQLInt };
 
 const PlaceCore = new GraphQLObjectType<Row>({
   name: 'PlaceCore',
-  description: 'Core attributes of a POI.',
-  fields: {
+  description: 'Core attributes of a POI: the spec\'s fields, then every other delivered column.',
+  fields: () => ({
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
     location_name: str, street_address: str, city: str, region: str, postal_code: str, iso_country_code: str,
     naics_code: int, top_category: str, sub_category: str,
-  },
+    ...extraFields('core'),
+  }),
 });
 
 const WeeklyPatterns = new GraphQLObjectType<Row>({
   name: 'WeeklyPatterns',
   description: 'Visits to a POI in one week (Monday 00:00 to the next Monday 00:00, local time).',
   fields: {
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
     location_name: str, street_address: str, city: str, region: str,
     date_range_start: { type: GraphQLString, description: 'Local midnight of the Monday, with the POI\'s UTC offset, as delivered.' },
     date_range_end: { type: GraphQLString, description: 'Local midnight of the next Monday, with its UTC offset, as delivered.' },
     raw_visit_counts: int, raw_visitor_counts: int,
     visits_by_day: { type: new GraphQLList(new GraphQLNonNull(GraphQLInt)), description: 'Seven counts, Monday first.' },
+    ...extraFields('weekly'),
   },
 });
 
+const coreField: GraphQLFieldConfig<Entry, RequestContext> = { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null };
+
+const weeklyField: GraphQLFieldConfig<Entry, RequestContext, { date?: string | null }> = {
+  type: WeeklyPatterns,
+  description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
+  args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
+    return week === null ? null : entry.found?.weeks.get(week) ?? null;
+  },
+};
+
+const rangeField: GraphQLFieldConfig<Entry, RequestContext, { start_date: string; end_date: string }> = {
+  type: new GraphQLList(new GraphQLNonNull(WeeklyPatterns)),
+  description: `The weeks overlapping \`start_date\` to \`end_date\` (both included; any day of a week selects it) for which the POI has data, oldest first; [] when none. At most ${MAX_RANGE_WEEKS} weeks (RANGE_TOO_LONG).`,
+  args: { start_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' }, end_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const out: Row[] = [];
+    for (const week of weeksOfRange(args.start_date, args.end_date)) {
+      const doc = entry.found?.weeks.get(week);
+      if (doc) out.push(doc);
+    }
+    return out;
+  },
+};
+
+/** The hosted API's product names answer exactly as ours (api/plan-lookup.ts lists them too). */
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
-  placedata_core: { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null },
-  placedata_weekly_patterns: {
-    type: WeeklyPatterns,
-    description: 'The week holding `date` (any day of it; weeks start Monday). Without `date`, the newest week of the served version.',
-    args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
-    resolve: (entry, args: { date?: string | null }) => {
-      const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
-      return week === null ? null : entry.found?.weeks.get(week) ?? null;
-    },
-  },
+  placedata_core: coreField,
+  placedata_weekly_patterns: weeklyField as GraphQLFieldConfig<Entry, RequestContext>,
+  safegraph_core: { ...coreField, description: 'The hosted Places API\'s name for `placedata_core`: the same object.' },
+  safegraph_weekly_patterns: { ...weeklyField, description: `The hosted Places API's name for \`placedata_weekly_patterns\`: the same object. ${weeklyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  placedata_weekly_patterns_range: rangeField as GraphQLFieldConfig<Entry, RequestContext>,
+  weekly_patterns: { ...rangeField, description: `The hosted API's v2 name for \`placedata_weekly_patterns_range\`. ${rangeField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
 };
 
 const PlaceEntry = new GraphQLObjectType<Entry, RequestContext>({ name: 'PlaceEntry', fields: entryFields });
@@ -91,9 +155,7 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
   const version = ctx.lease.version;
   const plan = planLookup(info, version.latestWeek);
   const canonical = placekeys.map(canonicalPlacekey);
-  const distinct = [...new Set(canonical)];
-  const request = { placekeys: distinct, core: plan.core, weeks: [...plan.weeks].filter((w) => version.hasWeek(w)) };
-  const found = request.core || request.weeks.length > 0 ? await version.lookup(request) : new Map<string, Found>();
+  const found = await findDocuments(version, plan, [...new Set(canonical)]);
   return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
 }
 
@@ -108,6 +170,18 @@ export function buildSchema(): GraphQLSchema {
           description: 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).',
           args: { placekeys: { type: new GraphQLList(new GraphQLNonNull(PlacekeyScalar)) } },
           resolve: batchLookup,
+        },
+        dataset_versions: {
+          type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(DatasetVersionType))),
+          description: 'The retained versions of the dataset, oldest build first.',
+          resolve: datasetVersions,
+        },
+        search: searchField(PlaceEntry),
+        lookup: {
+          type: PlaceEntry,
+          description: 'The hosted Places API\'s single look-up: the entry `batch_lookup` would return for this Placekey (products null when it has no POI).',
+          args: { placekey: { type: new GraphQLNonNull(PlacekeyScalar) } },
+          resolve: async (root, args: { placekey: string }, ctx: RequestContext, info) => (await batchLookup(root, { placekeys: [args.placekey] }, ctx, info))[0]!,
         },
       },
     }),

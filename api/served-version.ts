@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { SERVING, TABLES, SCHEMA_VERSION, weekColumn } from '../shared/version-schema.ts';
+import { SERVING, TABLES, SCHEMA_VERSION, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
@@ -32,12 +32,17 @@ export class ServedVersion {
   #retired = false;
   #closed = false;
 
+  /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
+  readonly coreColumns: ReadonlySet<string>;
   readonly #weekColumns: ReadonlySet<string>;
+  readonly #weeks: readonly string[];
 
-  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
+  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, coreColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
     this.label = label;
     this.latestWeek = latestWeek;
+    this.coreColumns = coreColumns;
     this.#weekColumns = weekColumns;
+    this.#weeks = [...weekColumns].filter((c) => c.startsWith('w')).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-${c.slice(7, 9)}`).sort();
     this.#instance = instance;
     this.#pool = pool;
     this.#lookups = new LookupCoalescer((work) => pool.use(work), options.connections, options.coalesceKeys);
@@ -60,7 +65,8 @@ export class ServedVersion {
         const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
         await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
-        return new ServedVersion(label, info.latestWeek, weeks, instance, pool, options);
+        const coreColumns = await pool.use((conn) => readCoreColumns(conn));
+        return new ServedVersion(label, info.latestWeek, weeks, coreColumns, instance, pool, options);
       } catch (err) {
         pool.close();
         throw err;
@@ -74,6 +80,16 @@ export class ServedVersion {
   /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
   hasWeek(week: string): boolean {
     return this.#weekColumns.has(weekColumn(week));
+  }
+
+  /** Whether the version holds other delivered columns (beyond the spec's) for that week. */
+  hasWeekExtras(week: string): boolean {
+    return this.#weekColumns.has(weekExtrasColumn(week));
+  }
+
+  /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
+  get weeks(): readonly string[] {
+    return this.#weeks;
   }
 
   /** The documents of a look-up, fetched together with concurrent requests' look-ups on this version. */
@@ -126,7 +142,14 @@ async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schema
   return { label: String(row['label']), schemaVersion: Number(row['schema_version']), latestWeek: row['last_week'] === null ? null : String(row['last_week']) };
 }
 
+/** The week columns of the serving tables: `w<Monday>` (spec documents, serve_places) and `x<Monday>` (other columns, serve_extras). */
 async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
-  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table AND column_name LIKE 'w%'`, { table: SERVING.places })).getRowObjectsJS();
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
+    WHERE (table_name = $places AND column_name LIKE 'w%') OR (table_name = $extras AND column_name LIKE 'x%')`, { places: SERVING.places, extras: SERVING.extras })).getRowObjectsJS();
+  return new Set(rows.map((r) => String(r['column_name'])));
+}
+
+async function readCoreColumns(conn: DuckDBConnection): Promise<Set<string>> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table`, { table: TABLES.core })).getRowObjectsJS();
   return new Set(rows.map((r) => String(r['column_name'])));
 }

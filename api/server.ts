@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.ts';
 import { createApp } from './app.ts';
 import { KeyRing } from './key-ring.ts';
 import { KeyRateLimiter } from './key-rate-limiter.ts';
+import { VersionCatalog } from './version-catalog.ts';
 import { VersionStore } from './version-store.ts';
 
 export interface RunningServer {
@@ -42,7 +43,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
   const app = createApp({
-    store, keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, draining: () => draining,
   });

@@ -1,7 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { POINTER_FILE, readPointer } from '../shared/pointer.ts';
 import { versionFilePath } from '../shared/version-files.ts';
+import { parseLabel } from '../shared/version-label.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
@@ -13,6 +16,26 @@ export interface Lease {
 export interface VersionStoreOptions extends ServeOptions {
   readonly dataDir: string;
   readonly pollMs: number;
+}
+
+/** Retained versions kept open for pinned requests besides the current one (least recently used closes first). */
+export const MAX_PINNED_OPEN = 2;
+
+async function fileExists(file: string): Promise<boolean> {
+  return access(file).then(() => true, () => false);
+}
+
+function lease(version: ServedVersion): Lease {
+  version.retain();
+  let released = false;
+  return {
+    version,
+    release: () => {
+      if (released) return;
+      released = true;
+      version.release();
+    },
+  };
 }
 
 /**
@@ -30,6 +53,8 @@ export class VersionStore {
   #watcher: FSWatcher | null = null;
   #closed = false;
   #failedLabel: string | null = null;
+  /** Versions opened for pinned requests, least recently used first. */
+  readonly #pinned = new Map<string, Promise<ServedVersion>>();
 
   constructor(options: VersionStoreOptions, log: Logger) {
     this.#options = options;
@@ -58,17 +83,54 @@ export class VersionStore {
   /** A hold on the version in service, or null when none is open yet. */
   acquire(): Lease | null {
     const version = this.#current;
-    if (!version) return null;
-    version.retain();
-    let released = false;
-    return {
-      version,
-      release: () => {
-        if (released) return;
-        released = true;
-        version.release();
-      },
-    };
+    return version ? lease(version) : null;
+  }
+
+  /**
+   * A hold on a retained version named by the caller (a pinned request): the current one, or
+   * another version file in the folder, opened on first use and kept open for the next requests
+   * (up to MAX_PINNED_OPEN of them). A version deleted since is closed and refused.
+   * @throws AppError VERSION_NOT_FOUND when no servable version file has that label.
+   */
+  async acquirePinned(label: string): Promise<Lease> {
+    const current = this.#current;
+    if (current && current.label === label) return lease(current);
+    const notFound = (why: string) => new AppError(ErrorCodes.VERSION_NOT_FOUND, `Dataset version ${JSON.stringify(label.slice(0, 64))} ${why}`);
+    if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
+    if (!parseLabel(label)) throw notFound('is not a version label (<epoch_seconds>__<year>_<month>)');
+    const file = versionFilePath(this.#options.dataDir, label);
+    if (!(await fileExists(file))) {
+      this.#unpin(label);
+      throw notFound('is not retained (see dataset_versions)');
+    }
+    for (;;) {
+      let opening = this.#pinned.get(label);
+      if (opening) this.#pinned.delete(label); // re-inserted below: most recently used last
+      opening ??= ServedVersion.open(file, label, this.#options);
+      this.#pinned.set(label, opening);
+      this.#evictPinned();
+      let version: ServedVersion;
+      try {
+        version = await opening;
+      } catch (err) {
+        if (this.#pinned.get(label) === opening) this.#pinned.delete(label);
+        this.#log.warn({ label, err: (err as Error).message }, 'cannot open a pinned version');
+        throw notFound('cannot be served by this API (see dataset_versions: servable)');
+      }
+      // Evicted (and closed) between opening and now: open it again.
+      if (!version.closed) return lease(version);
+    }
+  }
+
+  #unpin(label: string): void {
+    const opening = this.#pinned.get(label);
+    if (!opening) return;
+    this.#pinned.delete(label);
+    void opening.then((v) => v.retire(), () => undefined);
+  }
+
+  #evictPinned(): void {
+    while (this.#pinned.size > MAX_PINNED_OPEN) this.#unpin(this.#pinned.keys().next().value!);
   }
 
   /** Re-reads the pointer and swaps versions if it changed. Calls are serialised. */
@@ -106,6 +168,7 @@ export class VersionStore {
     if (this.#timer) clearInterval(this.#timer);
     this.#watcher?.close();
     await this.#refreshing;
+    for (const label of [...this.#pinned.keys()]) this.#unpin(label);
     this.#current?.retire();
     this.#current = null;
   }

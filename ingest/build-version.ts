@@ -147,6 +147,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
       else await conn.run(productTableDdl(product, extras[product]));
     }
     await carryForward(conn, layouts, hasPrevious, report);
+    await sortCore(conn);
     await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
@@ -174,6 +175,22 @@ async function spillUse(conn: DuckDBConnection): Promise<SpillUse | null> {
   } catch {
     return null;
   }
+}
+
+/**
+ * Rewrites places_core in placekey order. Search pages by keyset in placekey order
+ * (`placekey > $after ORDER BY placekey LIMIT n`): on a sorted table the zone maps skip the row
+ * groups before the cursor and DuckDB's top-N filter those after the page, so a page costs the
+ * same at any depth; drops deliver POIs in any order. Core is one row per POI, so the copy is
+ * small beside the weekly rows (which stay as staged).
+ */
+async function sortCore(conn: DuckDBConnection): Promise<void> {
+  // Without it, a parallel insert may write the sorted rows out of order.
+  await conn.run('SET preserve_insertion_order = true');
+  await conn.run(`CREATE TABLE ${TABLES.core}_sorted AS SELECT * FROM ${TABLES.core} ORDER BY placekey`);
+  await conn.run(`DROP TABLE ${TABLES.core}`);
+  await conn.run(`ALTER TABLE ${TABLES.core}_sorted RENAME TO ${TABLES.core}`);
+  await conn.run('SET preserve_insertion_order = false');
 }
 
 async function monthFromData(conn: DuckDBConnection): Promise<string | null> {

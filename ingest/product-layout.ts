@@ -1,4 +1,4 @@
-import { belongsTo, extraKind, type ColumnKind } from '../shared/column-catalog.ts';
+import { belongsTo, EXTRA_COLUMNS, extraKind, type ColumnKind } from '../shared/column-catalog.ts';
 import { CORE_COLUMNS, WEEKLY_COLUMNS, type ColumnSpec } from '../shared/version-schema.ts';
 import type { DropFile } from './drop-files.ts';
 import type { Product } from './load-report.ts';
@@ -60,7 +60,10 @@ export function productLayout(product: Product, files: readonly DropFile[]): Pro
   for (const { file } of chosen) {
     for (const key of file.columns.keys()) {
       if (own.has(key) || extras.has(key)) continue;
-      if (file.products === 'combined' && (other.has(key) || !belongsTo(key, product))) continue;
+      // The other product's spec columns stay with it, unless the catalog gives one to this
+      // product too (weekly patterns carry postal_code and iso_country_code of their own).
+      const otherOnly = other.has(key) && !(key in EXTRA_COLUMNS);
+      if (file.products === 'combined' && (otherOnly || !belongsTo(key, product))) continue;
       extras.set(key, { name: key, kind: extraKind(key) });
     }
   }

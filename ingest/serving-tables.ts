@@ -1,50 +1,107 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn } from '../shared/version-schema.ts';
+import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 
 const ROWS_PER_SLICE = 400_000;
+/** Slices of the extras table are smaller: its week documents are several times the spec's. */
+const ROWS_PER_SLICE_EXTRAS = 100_000;
+
+type Range = { readonly lo: string | null; readonly hi: string | null };
 
 function jsonObject(columns: readonly { name: string }[]): string {
   return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
 }
 
+/** The delivered columns of a product table beyond the spec's (and the derived week_start). */
+async function extraColumns(conn: DuckDBConnection, table: string, spec: readonly { name: string }[]): Promise<{ name: string }[]> {
+  const known = new Set([...spec.map((c) => c.name), 'week_start']);
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
+    WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
+  return rows.map((r) => ({ name: String(r['column_name']) })).filter((c) => !known.has(c.name));
+}
+
 /**
- * Builds the serving table beside the logical ones: one row per placekey, holding the core
- * fields as one pre-serialised JSON document and each week's fields as another, one column per
- * week; sorted by placekey, with the key indexed, and stored without the string compressions that
- * make random row fetches slow. A batch look-up then probes the index once per key and fetches
- * only the columns it needs (core, and the one week asked for), whatever the history kept:
- * see docs/architecture.md (Performance) for the measurements that chose this layout.
+ * Placekey ranges of about `rowsPerSlice` weekly rows each, in order: pivoting all weeks at once
+ * holds every document in memory (it failed at 1M POIs x 4 weeks under a 1GB limit).
  */
-export async function buildServingTables(conn: DuckDBConnection): Promise<void> {
-  // The logical tables are written compressed first; the setting applies only to what is written after it.
-  await conn.run('CHECKPOINT');
-  await conn.run(`SET disabled_compression_methods = 'fsst,rle,dict_fsst,dictionary'`);
-  const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${TABLES.weekly} ORDER BY w`))
-    .getRowObjectsJS().map((r) => String(r['w']));
-  const weekCols = weeks.map((w) => `${quoteIdent(weekColumn(w))} VARCHAR`);
-  await conn.run(`CREATE TABLE ${SERVING.places} (placekey VARCHAR NOT NULL, core VARCHAR${weekCols.map((c) => ', ' + c).join('')})`);
-  await conn.run(`CREATE TEMP TABLE serve_keys AS SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}`);
-  // Built in placekey ranges of about ROWS_PER_SLICE weekly rows, in order: pivoting all weeks
-  // at once holds every document in memory (it failed at 1M POIs x 4 weeks under a 1GB limit).
+async function placekeyRanges(conn: DuckDBConnection, rowsPerSlice: number): Promise<Range[]> {
   const weeklyRows = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${TABLES.weekly}`)).getRowObjectsJS()[0]!['n']);
-  const slices = Math.max(1, Math.ceil(weeklyRows / ROWS_PER_SLICE));
+  const slices = Math.max(1, Math.ceil(weeklyRows / rowsPerSlice));
   const bounds = slices === 1 ? [] : (await conn.runAndReadAll(`SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM serve_keys`))
     .getRowObjectsJS().map((r) => String(r['b']));
-  const ranges = [null, ...bounds].map((lo, i) => ({ lo, hi: bounds[i] ?? null }));
-  for (const { lo, hi } of ranges) {
-    const where = [lo === null ? null : `placekey >= ${quoteLiteral(lo)}`, hi === null ? null : `placekey < ${quoteLiteral(hi)}`].filter(Boolean).join(' AND ') || 'true';
-    const pivot = weeks.length
-      ? `LEFT JOIN (PIVOT (SELECT placekey, 'w' || strftime(week_start, '%Y%m%d') AS wk, ${jsonObject(WEEKLY_COLUMNS)} AS doc FROM ${TABLES.weekly} WHERE ${where})
-           ON wk IN (${weeks.map((w) => `'${weekColumn(w)}'`).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
+  return [null, ...bounds].map((lo, i) => ({ lo, hi: bounds[i] ?? null }));
+}
+
+function rangeFilter({ lo, hi }: Range): string {
+  return [lo === null ? null : `placekey >= ${quoteLiteral(lo)}`, hi === null ? null : `placekey < ${quoteLiteral(hi)}`].filter(Boolean).join(' AND ') || 'true';
+}
+
+/**
+ * Writes one serving table in placekey ranges: each key of `serve_keys` in the range, a core
+ * document (`core.doc` over places_core's columns, in column `core.name`) and, with `week`, one
+ * document per week (`week.doc` over weekly_patterns' columns, in column `week.name(Monday)`),
+ * sorted by placekey, then indexes the key.
+ */
+async function writeServingTable(conn: DuckDBConnection, table: string, ranges: readonly Range[], weeks: readonly string[],
+  core: { readonly name: string; readonly doc: string }, week: { readonly name: (w: string) => string; readonly doc: string } | null): Promise<void> {
+  const weekNames = week ? weeks.map(week.name) : [];
+  await conn.run(`CREATE TABLE ${table} (placekey VARCHAR NOT NULL, ${quoteIdent(core.name)} VARCHAR${weekNames.map((c) => `, ${quoteIdent(c)} VARCHAR`).join('')})`);
+  // One transaction for all ranges: committed range by range, each commit left the blocks of the
+  // rows it had flushed early free in the file (a fifth of a 100k-POI version file, measured).
+  await conn.run('BEGIN');
+  for (const range of ranges) {
+    const where = rangeFilter(range);
+    // The pivot names its columns after the weeks' Mondays; the select renames them.
+    const pivot = week && weeks.length
+      ? `LEFT JOIN (PIVOT (SELECT placekey, strftime(week_start, '%Y-%m-%d') AS wk, ${week.doc} AS doc FROM ${TABLES.weekly} WHERE ${where})
+           ON wk IN (${weeks.map(quoteLiteral).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
       : '';
-    await conn.run(`INSERT INTO ${SERVING.places} BY NAME
-      SELECT k.placekey, c.core${weeks.length ? ', p.* EXCLUDE (placekey)' : ''}
+    const weekSelect = pivot ? weeks.map((w) => `, p.${quoteIdent(w)} AS ${quoteIdent(week!.name(w))}`).join('') : '';
+    await conn.run(`INSERT INTO ${table} BY NAME
+      SELECT k.placekey, c.${quoteIdent(core.name)}${weekSelect}
       FROM (SELECT placekey FROM serve_keys WHERE ${where}) k
-      LEFT JOIN (SELECT placekey, ${jsonObject(CORE_COLUMNS)} AS core FROM ${TABLES.core} WHERE ${where}) c USING (placekey)
+      LEFT JOIN (SELECT placekey, ${core.doc} AS ${quoteIdent(core.name)} FROM ${TABLES.core} WHERE ${where}) c USING (placekey)
       ${pivot}
       ORDER BY k.placekey`);
   }
+  await conn.run('COMMIT');
+  await conn.run(`CREATE UNIQUE INDEX ${table}_key ON ${table} (placekey)`);
+}
+
+/**
+ * Builds the serving tables beside the logical ones, both one row per placekey, sorted, with the
+ * key indexed:
+ * - `serve_places`: the spec's core fields as one pre-serialised JSON document and each week's as
+ *   another, one column per week, stored without the string compressions that make random row
+ *   fetches slow. A batch look-up probes the index once per key and fetches only the columns it
+ *   needs (core, and the one week asked for), whatever the history kept: see docs/architecture.md
+ *   (Performance) for the measurements that chose this layout.
+ * - `serve_extras`: every other delivered column, as documents of their own (`core_x`, `x<week>`),
+ *   read only by requests that select one of them. Stored compressed: its week documents (168
+ *   hourly counts, CBG maps) are several times the spec's; uncompressed in serve_places they made
+ *   a 100k-POI x 4-week version file 1.12 GB instead of 0.46 GB (docs/architecture.md).
+ */
+export async function buildServingTables(conn: DuckDBConnection): Promise<void> {
+  const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${TABLES.weekly} ORDER BY w`))
+    .getRowObjectsJS().map((r) => String(r['w']));
+  const coreExtras = await extraColumns(conn, TABLES.core, CORE_COLUMNS);
+  const weekExtras = await extraColumns(conn, TABLES.weekly, WEEKLY_COLUMNS);
+  await conn.run(`CREATE TEMP TABLE serve_keys AS SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}`);
+
+  // Compression is chosen when data is written to the file, with the settings of that moment:
+  // the logical tables are checkpointed compressed first, serve_places uncompressed, then
+  // serve_extras compressed again.
+  await conn.run('CHECKPOINT');
+  await conn.run(`SET disabled_compression_methods = 'fsst,rle,dict_fsst,dictionary'`);
+  await writeServingTable(conn, SERVING.places, await placekeyRanges(conn, ROWS_PER_SLICE), weeks,
+    { name: 'core', doc: jsonObject(CORE_COLUMNS) }, { name: weekColumn, doc: jsonObject(WEEKLY_COLUMNS) });
+  await conn.run('CHECKPOINT');
+  await conn.run('RESET disabled_compression_methods');
+
+  // Without any other delivered column the extras table stays empty (a look-up finds nothing there).
+  const extrasRanges = coreExtras.length || weekExtras.length ? await placekeyRanges(conn, ROWS_PER_SLICE_EXTRAS) : [];
+  await writeServingTable(conn, SERVING.extras, extrasRanges, weeks,
+    { name: SERVING.coreExtras, doc: coreExtras.length ? jsonObject(coreExtras) : 'NULL::VARCHAR' },
+    weekExtras.length ? { name: weekExtrasColumn, doc: jsonObject(weekExtras) } : null);
   await conn.run('DROP TABLE serve_keys');
-  await conn.run(`CREATE UNIQUE INDEX ${SERVING.places}_key ON ${SERVING.places} (placekey)`);
 }

@@ -4,21 +4,32 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /**
- * The serving table the API reads, built from the logical tables: one row per placekey, the
- * spec's core fields as a JSON document in `core`, and each week's spec fields as a JSON document
- * in a column named after the week's Monday (`w20220103`).
+ * The serving tables the API reads, built from the logical tables, each one row per placekey with
+ * a unique index on it. `serve_places`: the spec's core fields as a JSON document in `core`, and
+ * each week's spec fields as a JSON document in a column named after the week's Monday
+ * (`w20220103`), stored uncompressed for fast random fetches. `serve_extras` (schema 3): every
+ * other delivered column, in documents of their own (`core_x`, and `x20220103` per week when the
+ * weekly table has such columns), stored compressed; empty when the drop delivered none. The
+ * spec's look-ups read only `serve_places`; only requests that select other columns pay for them.
  */
 export const SERVING = {
   places: 'serve_places',
+  extras: 'serve_extras',
+  coreExtras: 'core_x',
 } as const;
 
 /** The serving column of a week (its Monday, YYYY-MM-DD): `w` and the date's digits. */
 export function weekColumn(week: string): string {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(week)) throw new Error(`not a week: ${week}`);
   return 'w' + week.replace(/-/g, '');
+}
+
+/** The serving column of a week's delivered columns beyond the spec's: `x` and the Monday's digits. */
+export function weekExtrasColumn(week: string): string {
+  return 'x' + weekColumn(week).slice(1);
 }
 
 export const TABLES = {

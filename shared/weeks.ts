@@ -46,5 +46,32 @@ export function weekOfDateArg(text: string): string {
 
 const weekOfDate = new Map<string, string>();
 
+/** Most weeks one date range may cover: a year of history per look-up bounds what one request reads. */
+export const MAX_RANGE_WEEKS = 53;
+
+const weeksOfRangeCache = new Map<string, readonly string[]>();
+
+/**
+ * The weeks (their Mondays, oldest first) overlapping the days `start` to `end`, both included.
+ * @throws AppError BAD_DATE for a date that is not `YYYY-MM-DD`, or a start after the end;
+ *   RANGE_TOO_LONG when the range covers more than MAX_RANGE_WEEKS weeks.
+ */
+export function weeksOfRange(start: string, end: string): readonly string[] {
+  const key = `${start}|${end}`;
+  const known = weeksOfRangeCache.get(key);
+  if (known) return known;
+  const first = weekOfDateArg(start);
+  const last = weekOfDateArg(end);
+  if (start > end) throw new AppError(ErrorCodes.BAD_DATE, `start_date must not be after end_date; got ${start} and ${end}`);
+  const count = Math.round((Date.parse(last) - Date.parse(first)) / (7 * 86_400_000)) + 1;
+  if (count > MAX_RANGE_WEEKS) {
+    throw new AppError(ErrorCodes.RANGE_TOO_LONG, `a date range may cover at most ${MAX_RANGE_WEEKS} weeks; ${start} to ${end} covers ${count}`);
+  }
+  const weeks = Array.from({ length: count }, (_, i) => formatIsoDate(new Date(Date.parse(first) + i * 7 * 86_400_000)));
+  if (weeksOfRangeCache.size >= 10_000) weeksOfRangeCache.clear();
+  weeksOfRangeCache.set(key, weeks);
+  return weeks;
+}
+
 /** Local midnight with its UTC offset, as delivered: `2022-04-18T00:00:00-04:00`. */
 export const RANGE_TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}T00:00:00[+-]\\d{2}:\\d{2}$';

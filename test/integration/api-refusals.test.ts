@@ -143,7 +143,8 @@ describe('refusals: each unhappy path gets its status and code, reads no data, a
       const roots = (n: number, arg: string) => Array.from({ length: n }, (_, i) => `r${i}: batch_lookup(placekeys: ${arg}) { placekey }`).join(' ');
       const served = (n: number) => ({
         data: Object.fromEntries(Array.from({ length: n }, (_, i) => [`r${i}`, [{ placekey: h.key0 }]])),
-        extensions: { row_count: 0, version_date: h.label },
+        // row_count counts the entries of every root field, aliased or not.
+        extensions: { row_count: n, version_date: h.label },
       });
       const viaVariables = (n: number) => `query($p: [Placekey!]) { ${roots(n, '$p')} }`;
       const inline = (n: number) => `{ ...f } fragment f on Query { ${roots(n, `["${h.key0}"]`)} }`;

@@ -4,10 +4,13 @@ import { execute, parse, type ExecutionArgs } from 'graphql';
 import { makeCompiledExecute } from '../../api/compiled-execute.ts';
 import { buildSchema } from '../../api/schema.ts';
 import { ServedVersion } from '../../api/served-version.ts';
+import { VersionCatalog } from '../../api/version-catalog.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
+import { CORE_EXTRA_FIELDS, WEEKLY_EXTRA_FIELDS, writeFullDrop } from '../helpers/full-drop.ts';
 import { CORE_FIELDS, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
+import { KEYS } from '../helpers/write-csv.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -20,6 +23,8 @@ describe('compiled execution answers as graphql-js does', () => {
   let dir: string;
   let fixture: DemoFixture;
   let version: ServedVersion;
+  let fullVersion: ServedVersion;
+  let catalog: VersionCatalog;
   const schema = buildSchema();
   const paths: string[] = [];
   const compiled = makeCompiledExecute(schema, (reason) => paths.push(reason));
@@ -31,17 +36,22 @@ describe('compiled execution answers as graphql-js does', () => {
     const config = testConfig(path.join(dir, 'data'));
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
     version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    catalog = new VersionCatalog(config.dataDir);
+    const fullConfig = testConfig(path.join(dir, 'full'));
+    const fullLabel = (await loadDrop({ dataDir: fullConfig.dataDir, inputs: [await writeFullDrop(dir)], month: '2022-04', settings: buildSettingsOf(fullConfig) })).label;
+    fullVersion = await ServedVersion.open(versionFilePath(fullConfig.dataDir, fullLabel), fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
   });
 
   after(async () => {
     version?.retire();
+    fullVersion?.retire();
     await removeDir(dir);
   });
 
   const keys = () => [fixture.core[0]!['placekey']!, UNKNOWN, fixture.core[5]!['placekey']!, fixture.core[0]!['placekey']!, fixture.core[9]!['placekey']!];
 
-  async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string) {
-    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version, release() {} }, maxBatch: 10 } });
+  async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string, served = version) {
+    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
     const reference = JSON.parse(JSON.stringify(await execute(args())));
     paths.length = 0;
     const ours = JSON.parse(JSON.stringify(await compiled(args())));
@@ -65,6 +75,38 @@ describe('compiled execution answers as graphql-js does', () => {
     const { result } = await both(queries[3]!, { placekeys: keys() });
     expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, placedata_core: null, placedata_weekly_patterns: null });
     expect(result.data.batch_lookup[0].placedata_core.location_name).to.equal(fixture.core[0]!['location_name']);
+  });
+
+  it('answers the full products\' fields (lists, brand objects, JSON maps, other_columns) on the compiled path, and null where a version lacks them', async () => {
+    const q = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey
+      placedata_core { city ${CORE_EXTRA_FIELDS} } placedata_weekly_patterns(date: "2022-04-18") { raw_visit_counts ${WEEKLY_EXTRA_FIELDS} } } }`;
+    const full = await both(q, { k: [...KEYS.slice(0, 3), UNKNOWN] }, undefined, fullVersion);
+    expect(full.path).to.equal('compiled');
+    expect(full.result.data.batch_lookup[0].placedata_core.brands).to.deep.equal([{ brand_id: 'SG_BRAND_a1', brand_name: 'Burger Stop' }, { brand_id: 'SG_BRAND_b2', brand_name: 'Fuel Co' }]);
+    expect(full.result.data.batch_lookup[0].placedata_weekly_patterns.visitor_home_cbgs).to.deep.equal({ '250138011001': 4, '090091234005': 7 });
+    const range = await both(`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey
+      weekly_patterns(start_date: "2022-04-01", end_date: "2022-04-30") { placekey raw_visit_counts device_type brands { brand_name } } } }`, { k: KEYS.slice(0, 3) }, undefined, fullVersion);
+    expect(range.path).to.equal('compiled');
+    expect(range.result.data.batch_lookup.map((e: { weekly_patterns: unknown[] }) => e.weekly_patterns.length)).to.deep.equal([1, 1, 0]);
+    const demo = await both(q, { k: keys() });
+    expect(demo.path).to.equal('compiled');
+    expect(demo.result.data.batch_lookup[0].placedata_core.latitude).to.equal(null);
+  });
+
+  it('answers the hosted API\'s names (lookup, safegraph_core, safegraph_weekly_patterns, placekey inside products) on the compiled path', async () => {
+    const q = `query($k: Placekey!, $ks: [Placekey!]) {
+      lookup(placekey: $k) { placekey safegraph_core { placekey ${CORE_FIELDS} } safegraph_weekly_patterns(date: "2022-03-16") { placekey ${WEEKLY_FIELDS} } }
+      batch_lookup(placekeys: $ks) { placekey safegraph_core { placekey city } placedata_core { placekey } } }`;
+    const { result, path: used } = await both(q, { k: keys()[0], ks: keys() });
+    expect(used).to.equal('compiled');
+    expect(result.data.lookup.safegraph_core.placekey).to.equal(keys()[0]);
+    expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, safegraph_core: null, placedata_core: null });
+  });
+
+  it('answers dataset_versions beside a look-up on the compiled path', async () => {
+    const { result, path: used } = await both(`query($k: [Placekey!]) { dataset_versions { label release_month core_rows weekly_rows weeks_covered current } batch_lookup(placekeys: $k) { placekey } }`, { k: [UNKNOWN] });
+    expect(used).to.equal('compiled');
+    expect(result.data.dataset_versions).to.deep.equal([{ label: version.label, release_month: '2022-03', core_rows: 300, weekly_rows: 1138, weeks_covered: 4, current: true }]);
   });
 
   it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {

@@ -38,10 +38,10 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
   function expectAnswers(found: Map<string, Found>, request: LookupRequest): void {
     for (const k of request.placekeys) {
       const row = fixture.core.find((r) => r['placekey'] === k)!;
-      if (request.core) expect(found.get(k)?.core).to.deep.equal(expectedCore(row));
+      if (request.core) expect(found.get(k)?.core).to.deep.equal({ ...expectedCore(row), placekey: k });
       for (const w of request.weeks) {
         const wr = weekRow(k, w);
-        expect(found.get(k)?.weeks.get(w) ?? null).to.deep.equal(wr ? expectedWeekly(wr) : null);
+        expect(found.get(k)?.weeks.get(w) ?? null).to.deep.equal(wr ? { ...expectedWeekly(wr), placekey: k } : null);
       }
     }
   }

@@ -5,6 +5,7 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
+import { EXTRA_COLUMNS } from '../../shared/column-catalog.ts';
 import { readCsv, type CsvRow } from '../helpers/demo-fixture.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -33,6 +34,29 @@ function weeklyFrom(row: CsvRow): Expected {
     raw_visit_counts: intOrNull(row['raw_visit_counts']), raw_visitor_counts: intOrNull(row['raw_visitor_counts'] ?? row['raw_visitor_count']),
     visits_by_day: row['visits_by_day'] ? JSON.parse(row['visits_by_day']) : null,
   };
+}
+
+/** A delivered column beyond the spec's as the API must return it, parsed from the CSV text by its catalogued kind. */
+function extraFrom(name: string, text: string | undefined): unknown {
+  if (text === undefined || text === '') return null;
+  switch (EXTRA_COLUMNS[name]!.kind) {
+    case 'csv_list': return text.split(',');
+    case 'int_list':
+    case 'int_map': return JSON.parse(text);
+    case 'double': return Number(text);
+    default: return text;
+  }
+}
+
+function extrasFrom(row: CsvRow, names: readonly string[]): Expected {
+  const out: Expected = {};
+  for (const name of names) {
+    if (name === 'brands') {
+      const ids = row['safegraph_brand_ids'] ? row['safegraph_brand_ids'].split(',') : [];
+      out[name] = row['brands'] ? row['brands'].split(',').map((brand_name, i) => ({ brand_id: ids[i] ?? null, brand_name })) : null;
+    } else out[name] = extraFrom(name, row[name]);
+  }
+  return out;
 }
 
 async function lookup(url: string, selection: string, placekeys: string[]): Promise<Map<string, Expected | null>> {
@@ -116,6 +140,34 @@ describe('real sample drops (SAMPLES_DIR): each loads with values served exactly
       expect(s['phone_number']).to.equal(nullIfEmpty(r['phone_number']));
       expect(s['brands']).to.deep.equal(r['brands'] ? r['brands'].split(',') : null);
       expect(s['latitude']).to.equal(Number(r['latitude']));
+    }
+  });
+
+  it('wortmann combined export: every delivered column beyond the spec back through the API exactly as in the file', async () => {
+    const name = 'wortmann_2022-04-18_weekly_patterns_with_core.excel.csv';
+    const rows = await readCsv(sample(name));
+    const header = Object.keys(rows[0]!);
+    const coreNames = header.filter((h) => EXTRA_COLUMNS[h] && EXTRA_COLUMNS[h].products !== 'weekly' && h !== 'safegraph_brand_ids');
+    const weeklyNames = header.filter((h) => EXTRA_COLUMNS[h] && EXTRA_COLUMNS[h].products !== 'core' && h !== 'safegraph_brand_ids');
+    expect(coreNames).to.deep.equal(['parent_placekey', 'brands', 'latitude', 'longitude', 'phone_number', 'open_hours', 'category_tags', 'opened_on', 'closed_on', 'tracking_closed_since', 'geometry_type']);
+    expect(weeklyNames).to.deep.equal(['parent_placekey', 'brands', 'postal_code', 'iso_country_code', 'visits_by_each_hour', 'poi_cbg', 'visitor_home_cbgs', 'visitor_home_aggregation',
+      'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell', 'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand', 'device_type',
+      'normalized_visits_by_state_scaling', 'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors']);
+    const selection = (names: string[]) => names.map((n) => (n === 'brands' ? 'brands { brand_id brand_name }' : n)).join(' ');
+    const { server } = await loadAndServe([sample(name)]);
+    try {
+      const keys = rows.map((r) => r['placekey']!);
+      const core = await lookup(server.url, `product: placedata_core { ${selection(coreNames)} }`, keys);
+      const weekly = await lookup(server.url, `product: placedata_weekly_patterns(date: "2022-04-18") { ${selection(weeklyNames)} }`, keys);
+      let withBrands = 0;
+      for (const r of rows) {
+        expect(core.get(r['placekey']!), r['placekey']).to.deep.equal(extrasFrom(r, coreNames));
+        expect(weekly.get(r['placekey']!), r['placekey']).to.deep.equal(r['date_range_start'] ? extrasFrom(r, weeklyNames) : null);
+        if (r['brands']) withBrands++;
+      }
+      expect([rows.length, withBrands]).to.deep.equal([1000, 234]);
+    } finally {
+      await server.close();
     }
   });
 

@@ -19,6 +19,27 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
     expect(look('{ __typename }')).to.deep.equal({ type: 'query', placekeys: 0 });
   });
 
+  it('counts one Placekey per `lookup` (the hosted API\'s single look-up), by response key, beside batch_lookup', () => {
+    expect(look('query($k: Placekey!) { lookup(placekey: $k) { placekey } }', { k: 'a' })).to.deep.equal({ type: 'query', placekeys: 1 });
+    expect(look('{ a: lookup(placekey: "a") { placekey } b: lookup(placekey: "b") { placekey } a: lookup(placekey: "a") { placekey } batch_lookup(placekeys: ["c", "d"]) { placekey } }'))
+      .to.deep.equal({ type: 'query', placekeys: 4 });
+  });
+
+  it('charges a search the `first` of each of its pages (20 when not given, at most 1000), by response key, through fragments', () => {
+    const page = (args: string) => `search(filter: {}) { places { results${args} { edges { cursor } } } }`;
+    expect(look(`{ ${page('')} }`)).to.deep.equal({ type: 'query', placekeys: 20 });
+    expect(look(`{ ${page('(first: 500)')} }`)).to.deep.equal({ type: 'query', placekeys: 500 });
+    expect(look(`{ ${page('(first: 5000)')} }`)).to.deep.equal({ type: 'query', placekeys: 1000 });
+    expect(look(`{ ${page('(first: null)')} }`)).to.deep.equal({ type: 'query', placekeys: 20 });
+    const q = `query($n: Int, $m: Int = 7) { ${page('(first: $n)')} b: search { places { results(first: $m) { edges { cursor } } } } }`;
+    expect(look(q, { n: 300 })).to.deep.equal({ type: 'query', placekeys: 307 });
+    expect(look(q, { n: null, m: 2 })).to.deep.equal({ type: 'query', placekeys: 22 });
+    expect(look(q, { n: 'x' })).to.deep.equal({ type: 'query', placekeys: 27 });
+    // Two pages under aliases, one through a fragment; a search without results costs nothing (at least 1 is charged later).
+    expect(look(`{ search { places { a: results(first: 3) { edges { cursor } } ...R } } s: search { __typename } } fragment R on PlaceSearchResults { results(first: 4) { edges { cursor } } }`))
+      .to.deep.equal({ type: 'query', placekeys: 7 });
+  });
+
   it('uses a variable\'s default when the variable is not sent', () => {
     const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
     expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });

@@ -1,0 +1,78 @@
+import {
+  GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
+  type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLOutputType,
+} from 'graphql';
+import { EXTRA_COLUMNS, type ColumnKind } from '../shared/column-catalog.ts';
+import { CORE_COLUMNS, WEEKLY_COLUMNS } from '../shared/version-schema.ts';
+import { JSONScalar } from './json-scalar.ts';
+import type { Row } from './lookup-queries.ts';
+
+/** A brand of a POI: `safegraph_brand_ids` and `brands` as delivered, paired by position. */
+const Brand = new GraphQLObjectType<{ brand_id: string | null; brand_name: string | null }>({
+  name: 'Brand',
+  fields: { brand_id: { type: GraphQLString }, brand_name: { type: GraphQLString } },
+});
+
+const KIND_TYPES: Readonly<Record<ColumnKind, GraphQLOutputType>> = {
+  text: GraphQLString, json_text: GraphQLString, csv_list: new GraphQLList(new GraphQLNonNull(GraphQLString)),
+  int_list: new GraphQLList(new GraphQLNonNull(GraphQLInt)), int_map: JSONScalar, double: GraphQLFloat,
+  bigint: GraphQLFloat, boolean: GraphQLBoolean,
+};
+
+const KIND_NOTES: Readonly<Record<ColumnKind, string>> = {
+  text: 'Text as delivered.', json_text: 'The delivered JSON text, as a string.', csv_list: 'The delivered comma-joined list, as a list.',
+  int_list: 'The delivered JSON array.', int_map: 'The delivered JSON object (string keys, integer values).', double: 'The delivered number.',
+  bigint: 'The delivered integer.', boolean: 'The delivered boolean.',
+};
+
+/** Which version added these fields: the serving documents that carry them came with version-file schema 3. */
+const SINCE = 'Since version-file schema 3 (versions loaded by this service from November 2026 on); null when the served version\'s drop did not deliver the column.';
+
+function brandsOf(row: Row): { brand_id: string | null; brand_name: string | null }[] | null {
+  const names = row['brands'];
+  const ids = row['safegraph_brand_ids'];
+  if (!Array.isArray(names) && !Array.isArray(ids)) return null;
+  const n = Math.max(Array.isArray(names) ? names.length : 0, Array.isArray(ids) ? ids.length : 0);
+  return Array.from({ length: n }, (_, i) => ({
+    brand_id: Array.isArray(ids) ? (ids[i] as string | undefined) ?? null : null,
+    brand_name: Array.isArray(names) ? (names[i] as string | undefined) ?? null : null,
+  }));
+}
+
+const SPEC = { core: new Set(CORE_COLUMNS.map((c) => c.name)), weekly: new Set(WEEKLY_COLUMNS.map((c) => c.name)) };
+
+/** The delivered columns the catalog does not know, by name (kept as text at ingest). */
+function otherColumns(product: 'core' | 'weekly') {
+  return (row: Row): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !(name in EXTRA_COLUMNS)) out[name] = value;
+    return out;
+  };
+}
+
+/**
+ * The fields of a product beyond the spec's: every column of the catalog (shared/column-catalog.ts)
+ * the product can carry, typed by its kind, `brands` as objects, and `other_columns` for the rest.
+ * Resolvers read only their row (they stay on the compiled execution path).
+ */
+export function extraFields(product: 'core' | 'weekly'): GraphQLFieldConfigMap<Row, unknown> {
+  const fields: GraphQLFieldConfigMap<Row, unknown> = {};
+  for (const [name, entry] of Object.entries(EXTRA_COLUMNS)) {
+    if (entry.products !== 'both' && entry.products !== product) continue;
+    const field: GraphQLFieldConfig<Row, unknown> = name === 'brands'
+      ? { type: new GraphQLList(new GraphQLNonNull(Brand)), description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${SINCE}`, resolve: brandsOf }
+      : { type: KIND_TYPES[entry.kind], description: `${KIND_NOTES[entry.kind]} ${SINCE}` };
+    fields[name] = field;
+  }
+  fields['other_columns'] = {
+    type: JSONScalar,
+    description: `Every delivered column this schema does not name, by its (lower-cased) header, as text. ${SINCE.replace('null when', '{} when')}`,
+    resolve: otherColumns(product),
+  };
+  return fields;
+}
+
+/** Whether a field of a product (core or weekly) is read from the documents of other columns. */
+export function isExtraField(product: 'core' | 'weekly', name: string): boolean {
+  return !SPEC[product].has(name) && name !== '__typename';
+}

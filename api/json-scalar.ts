@@ -1,0 +1,13 @@
+import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
+
+/**
+ * `JSON`: a value returned as the JSON it is (the delivered maps, CBG -> visitors and the like),
+ * so clients read an object instead of parsing a string.
+ */
+export const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  description: 'Any JSON value; the delivered maps (CBG or brand -> count) come back as JSON objects.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
+});
