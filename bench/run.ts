@@ -173,12 +173,13 @@ async function main(o: Options): Promise<void> {
   // A run of some parts keeps the other parts' figures from the file, each part stamped with
   // the time it ran: every ratio is still between two figures of one part's run.
   const all = ['ingest', 'lookups', 'scaling'].every((p) => o.parts.includes(p));
+  const commit = (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim();
   const previous = !all && existsSync('bench/results.json') ? JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown> : {};
   const results: Record<string, unknown> = {
     ...previous,
     date: new Date().toISOString(), machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: Math.round(os.totalmem() / 2 ** 30), kernel: os.release() },
     versions: { node: process.version, duckdb: (await import('@duckdb/node-api/package.json', { with: { type: 'json' } })).default.version }, options: o,
-    parts_run: { ...((all ? {} : previous['parts_run']) as Record<string, string> | undefined), ...Object.fromEntries(o.parts.map((p) => [p, new Date().toISOString()])) },
+    parts_run: { ...((all ? {} : previous['parts_run']) as Record<string, string> | undefined), ...Object.fromEntries(o.parts.map((p) => [p, `${new Date().toISOString()} (commit ${commit})`])) },
   };
   const files = await dataset(o, o.pois, o.weeks);
   const mainData = path.join(o.work, 'data-main');
