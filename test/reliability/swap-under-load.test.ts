@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { loadDrop } from '../../ingest/load-drop.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { fileNameOf } from '../../shared/version-label.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -11,7 +10,8 @@ import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts'
 import { followsPointer } from '../helpers/served-sequence.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
-import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type ExpectedVersion, type Lookup } from '../helpers/versioned-drops.ts';
+import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } from '../helpers/versioned-drops.ts';
+import { VersionPublisher } from '../helpers/version-publisher.ts';
 
 const PUBLISHES = 20;
 const CLIENTS = 8;
@@ -39,28 +39,9 @@ describe(`swap and rollback under load (spawned API, ${CLIENTS} clients, ${PUBLI
 
   it('answers every request from one version, whole, following the pointer; retention never fails a request', async () => {
     const drops = await VersionedDrops.create(dir);
-    const settings = buildSettingsOf(testConfig(dataDir));
-    const versions = new Map<string, ExpectedVersion>();
-    const deletedAt = new Map<string, number>();
-    // The API may answer from a new version before loadDrop returns its label (the pointer
-    // switches before retention runs): an unknown label is checked against the version being
-    // published, and must turn out to be its label.
-    let publishing: { expected: ExpectedVersion; labels: Set<string> } | null = null;
-    const versionOf = (label: string) => {
-      if (versions.has(label) || !publishing) return versions.get(label);
-      publishing.labels.add(label);
-      return publishing.expected;
-    };
-    const publish = async (n: number): Promise<string> => {
-      const drop = await drops.write(n);
-      publishing = { expected: drops.expected(n), labels: new Set() };
-      const result = await loadDrop({ dataDir, inputs: [drop], month: '2022-03', settings, retain: RETAIN });
-      versions.set(result.label, publishing.expected);
-      expect([...publishing.labels].filter((l) => l !== result.label), `answers naming an unknown version while v${n} was published`).to.deep.equal([]);
-      publishing = null;
-      for (const label of result.removedVersions) deletedAt.set(label, Date.now());
-      return result.label;
-    };
+    const publisher = new VersionPublisher(drops, dataDir, buildSettingsOf(testConfig(dataDir)), RETAIN);
+    const { versionOf, deletedAt } = publisher;
+    const publish = (n: number) => publisher.publish(n);
     const states: string[] = [await publish(0)];
     api = await spawnApi({ DATA_DIR: dataDir, PLACEDATA_API_KEYS: TEST_KEY, POINTER_POLL_MS: '200' });
 
@@ -107,7 +88,7 @@ describe(`swap and rollback under load (spawned API, ${CLIENTS} clients, ${PUBLI
         const res = await placedata(['rollback', ...(kind === 'previous' ? ['--previous'] : [target])], { DATA_DIR: dataDir });
         expect(res, `rollback ${kind}`).to.deep.include({ code: 0, stdout: `now serving ${target} (was ${states.at(-1)})\n` });
         states.push(target);
-        rollbackTargets.push(`v${versions.get(target)!.n}`);
+        rollbackTargets.push(`v${versionOf(target)!.n}`);
         await served(target, before);
       }
     } finally {
