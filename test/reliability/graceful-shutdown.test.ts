@@ -6,7 +6,8 @@ import { startLoad, type Outcome } from '../helpers/load-client.ts';
 import { spawnApi, spawnEntry, stopProcess, waitForOutput, type Spawned, type SpawnedApi } from '../helpers/processes.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
-import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type ExpectedVersion, type Lookup } from '../helpers/versioned-drops.ts';
+import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } from '../helpers/versioned-drops.ts';
+import { VersionPublisher } from '../helpers/version-publisher.ts';
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
@@ -54,14 +55,14 @@ function headerOf(head: string, name: string): string | undefined {
 describe('graceful shutdown', function () {
   let dir: string;
   let drops: VersionedDrops;
-  const versions = new Map<string, ExpectedVersion>();
+  let publisher: VersionPublisher;
   let api: SpawnedApi | undefined;
 
   before(async () => {
     dir = await makeTempDir('shutdown');
     drops = await VersionedDrops.create(dir);
-    const result = await loadDrop({ dataDir: path.join(dir, 'data'), inputs: [await drops.write(1)], month: '2022-03', settings: buildSettingsOf(testConfig(dir)) });
-    versions.set(result.label, drops.expected(1));
+    publisher = new VersionPublisher(drops, path.join(dir, 'data'), buildSettingsOf(testConfig(dir)), 5);
+    await publisher.publish(1);
   });
   after(async () => {
     if (api) await stopProcess(api);
@@ -82,7 +83,7 @@ describe('graceful shutdown', function () {
       },
       onOutcome: (o, client) => {
         const lookup = pending.get(client)!;
-        outcomes.push({ o, lookup, problem: o.error ? null : checkLookup(o.status, o.body, lookup, (l) => versions.get(l)) });
+        outcomes.push({ o, lookup, problem: o.error ? null : checkLookup(o.status, o.body, lookup, publisher.versionOf) });
         // A refused connection means the listener is closed: this client is done.
         return o.error?.code !== 'ECONNREFUSED';
       },
@@ -113,7 +114,7 @@ describe('graceful shutdown', function () {
     expect(head!.split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
     expect(headerOf(head!, 'connection')).to.equal('close');
     expect(headerOf(head!, 'transfer-encoding')).to.equal('chunked');
-    expect(checkLookup(200, unchunk(body!), { placekeys: drops.placekeys.slice(0, 20), date: '2022-03-16', monday: '2022-03-14' }, (l) => versions.get(l))).to.equal(null);
+    expect(checkLookup(200, unchunk(body!), { placekeys: drops.placekeys.slice(0, 20), date: '2022-03-16', monday: '2022-03-14' }, publisher.versionOf)).to.equal(null);
 
     const kinds = new Map<string, number>();
     const failures: string[] = [];
