@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { createApp } from './app.ts';
+import { HttpDrain } from './http-drain.ts';
 import { KeyRing } from './key-ring.ts';
 import { KeyRateLimiter } from './key-rate-limiter.ts';
 import { VersionCatalog } from './version-catalog.ts';
@@ -13,8 +14,8 @@ export interface RunningServer {
   readonly url: string;
   readonly store: VersionStore;
   /**
-   * Graceful stop: refuse new requests, let requests in flight finish (up to the grace period),
-   * then close DuckDB. Idempotent.
+   * Graceful stop (see HttpDrain): refuse new requests, let requests in flight finish (up to the
+   * grace period), then close DuckDB. Idempotent.
    */
   close(): Promise<void>;
 }
@@ -56,19 +57,16 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   // up", seen in the benchmark at 16 concurrent 1000-key requests).
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  const drain = new HttpDrain(server);
   const { port } = server.address() as AddressInfo;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   let closing: Promise<void> | null = null;
   const close = (): Promise<void> => (closing ??= (async () => {
-    draining = true;
+    draining = true; // requests that reach the app from now on are answered 503 NOT_READY (app.ts)
     clearInterval(keyTimer);
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
-    await Promise.race([closed, grace]);
-    server.closeAllConnections();
+    const result = await drain.drain(config.shutdownGraceMs);
     await store.close();
-    log.info('server stopped');
+    log.info({ in_flight_at_stop: result.inFlightAtStop, drained: result.drained, cut_at_grace: result.cutAtGrace }, 'server stopped');
   })());
   const rateLimits = limiter ? `${config.rateLimitPoints} per ${config.rateLimitWindowSeconds} s, ${deps.redis ? 'shared through Redis' : 'per process'}` : 'off';
   log.info({ port, version_date: store.current?.label ?? null, keys: keys.size, rate_limits: rateLimits }, 'listening');

@@ -84,7 +84,7 @@ export async function loadDrop(opts: LoadOptions): Promise<LoadResult> {
     await verifyBuiltFile(temp, label, opts.settings.memoryLimit);
     progress({ phase: 'publish', percent: 95 });
     const file = await publishVersion(opts.dataDir, temp, label, opts.makeCurrent ?? true);
-    const removedVersions = opts.retain ? await applyRetention(opts.dataDir, opts.retain) : [];
+    const removedVersions = opts.retain ? await applyRetention(opts.dataDir, opts.retain, current) : [];
     progress({ phase: 'done', percent: 100 });
     return { label, file, report, dropId: drop.id, alreadyLoaded: false, removedVersions };
   } catch (err) {

@@ -4,15 +4,19 @@ import { readPointer } from '../shared/pointer.ts';
 import { listVersionFiles } from '../shared/version-files.ts';
 
 /**
- * Deletes the oldest versions beyond `keep`, never the current one nor the one built just before
- * it (the rollback target). A web process still serving a deleted file keeps reading it: on
- * POSIX the data stays until the last handle closes.
+ * Deletes the oldest versions beyond `keep`, never the current one, the one built just before it
+ * (the `rollback --previous` target), nor `servedBefore`: the version the pointer named until the
+ * publish that calls this. Web processes keep answering from that one until they see the new
+ * pointer (within POINTER_POLL_MS), and after a rollback it is the version the operator chose
+ * over newer ones. (A web process still holding a deleted file would keep reading it, as POSIX
+ * keeps the data until the last handle closes, but it would be serving a version that no longer
+ * exists.)
  */
-export async function applyRetention(dataDir: string, keep: number): Promise<string[]> {
+export async function applyRetention(dataDir: string, keep: number, servedBefore: string | null = null): Promise<string[]> {
   const versions = await listVersionFiles(dataDir);
   const current = await readPointer(dataDir);
   const currentIndex = versions.findIndex((v) => v.label === current);
-  const protectedLabels = new Set([current, currentIndex > 0 ? versions[currentIndex - 1]!.label : null]);
+  const protectedLabels = new Set([current, currentIndex > 0 ? versions[currentIndex - 1]!.label : null, servedBefore]);
   const removable = versions.filter((v) => !protectedLabels.has(v.label));
   const excess = versions.length - keep;
   const removed: string[] = [];

@@ -53,7 +53,7 @@ export interface Config {
   readonly redisUrl: string;
   /** BullMQ queue name for loads (LOAD_QUEUE, default placedata-loads). */
   readonly loadQueue: string;
-  /** Versions kept; the current one and the one before it are never deleted (RETAIN_VERSIONS, default 5). */
+  /** Versions kept; the current one, the one built before it and the one served until the last publish are never deleted (RETAIN_VERSIONS, default 5). */
   readonly retainVersions: number;
   /** Tries per load job for transient failures (LOAD_ATTEMPTS, default 5). */
   readonly loadAttempts: number;

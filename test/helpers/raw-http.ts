@@ -36,7 +36,8 @@ export async function rawRequest(url: string, method: string, target: string, he
   return { status: Number(text.slice(9, 12)), head, body: /^transfer-encoding: chunked$/im.test(head) ? unchunk(rest) : rest };
 }
 
-function unchunk(text: string): string {
+/** The body of a `Transfer-Encoding: chunked` response. */
+export function unchunk(text: string): string {
   let out = '';
   for (let at = 0; ;) {
     const eol = text.indexOf('\r\n', at);

@@ -131,22 +131,28 @@ describe('loading a drop into a version file', () => {
     expect(await queryFile(second.file, 'SELECT placekey, postal_code FROM places_core')).to.deep.equal([{ placekey: KEYS[0], postal_code: '02134' }]);
   });
 
-  it('keeps the newest versions up to the retention count, never the current one or the one before it', async () => {
+  it('keeps the newest versions up to the retention count, never the current one, the one before it, or the one served until the publish', async () => {
+    const loadVersion = async (name: string) => {
+      const d = await newDrop();
+      await writeCsv(path.join(d, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, name)]);
+      return loadDrop({ dataDir, inputs: [d], month: '2022-04', settings: settings(), retain: 2 });
+    };
     const labels: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const d = await newDrop();
-      await writeCsv(path.join(d, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, `v${i}`)]);
-      const r = await loadDrop({ dataDir, inputs: [d], month: '2022-04', settings: settings(), retain: 2 });
+      const r = await loadVersion(`v${i}`);
       labels.push(r.label);
       if (i === 3) expect(r.removedVersions).to.deep.equal([labels[1]]);
     }
     expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal(labels.slice(2).map((l) => `${l}.duckdb`));
-    // Pointing back at the older one, then loading, keeps the new current and the one before it.
+    // Pointing back at the older one, then loading, keeps the new current, the one built before
+    // it and the one served until then (web processes may still be reading it): three, over 2.
     await rollback(dataDir, { previous: true }, '512MB');
-    const d = await newDrop();
-    await writeCsv(path.join(d, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'v4')]);
-    const last = await loadDrop({ dataDir, inputs: [d], month: '2022-04', settings: settings(), retain: 2 });
-    expect(last.removedVersions).to.deep.equal([labels[2]]);
-    expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal([`${labels[3]}.duckdb`, `${last.label}.duckdb`]);
+    const v4 = await loadVersion('v4');
+    expect(v4.removedVersions).to.deep.equal([]);
+    expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal([labels[2], labels[3], v4.label].map((l) => `${l}.duckdb`));
+    // One publish later it is neither, and goes.
+    const v5 = await loadVersion('v5');
+    expect(v5.removedVersions).to.deep.equal([labels[2], labels[3]]);
+    expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal([v4.label, v5.label].map((l) => `${l}.duckdb`));
   });
 });

@@ -1,0 +1,133 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { rollback } from '../../ingest/rollback.ts';
+import { readPointer } from '../../shared/pointer.ts';
+import { fileNameOf } from '../../shared/version-label.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { startLoad } from '../helpers/load-client.ts';
+import { openFilesUnder, procStats } from '../helpers/proc-stats.ts';
+import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
+import { followsPointer } from '../helpers/served-sequence.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
+import { VersionPublisher } from '../helpers/version-publisher.ts';
+import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } from '../helpers/versioned-drops.ts';
+
+const SOAK_SECONDS = Number(process.env['SOAK_SECONDS'] ?? 600);
+const FLIP_SECONDS = Number(process.env['SOAK_FLIP_SECONDS'] ?? 30);
+const CLIENTS = Number(process.env['SOAK_CLIENTS'] ?? 4);
+const SAMPLE_MS = 2000;
+/** The table's rows and the leak check's windows: minutes, or tenths of a shorter run. */
+const WINDOW_MS = Math.min(60_000, Math.floor((SOAK_SECONDS * 1000) / 10));
+const RSS_GROWTH_LIMIT = 0.25;
+const FD_GROWTH_LIMIT = 5;
+
+interface Sample { readonly t: number; readonly rssKb: number; readonly fds: number }
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function minMedMax(values: readonly number[], digits = 0): string {
+  return values.length ? [Math.min(...values), median(values), Math.max(...values)].map((v) => v.toFixed(digits)).join(' / ') : '-';
+}
+
+describe(`soak: ${SOAK_SECONDS} s of load (${CLIENTS} clients) against a spawned API, a publish or rollback every ${FLIP_SECONDS} s`, function () {
+  this.timeout(SOAK_SECONDS * 1000 + 5 * 60_000);
+  let dir: string;
+  let api: SpawnedApi | undefined;
+
+  before(async () => {
+    dir = await makeTempDir('soak');
+  });
+  after(async () => {
+    if (api) await stopProcess(api);
+    await removeDir(dir);
+  });
+
+  it('answers every request correctly; the API process\'s memory and open file handles stay flat', async () => {
+    const dataDir = path.join(dir, 'data');
+    const drops = await VersionedDrops.create(dir);
+    const publisher = new VersionPublisher(drops, dataDir, buildSettingsOf(testConfig(dataDir)), 5);
+    const states = [await publisher.publish(0)];
+    api = await spawnApi({ DATA_DIR: dataDir, PLACEDATA_API_KEYS: TEST_KEY });
+    const pid = api.child.pid!;
+
+    const started = Date.now();
+    const next = lookupMaker(drops, 50, 10);
+    const pending = new Map<number, Lookup>();
+    const seenBy: string[][] = Array.from({ length: CLIENTS }, () => []);
+    const answeredAt: number[] = [];
+    const failures: { t: number; problem: string }[] = [];
+    const load = startLoad({
+      baseUrl: api.url, clients: CLIENTS,
+      body: (client) => {
+        const lookup = next();
+        pending.set(client, lookup);
+        return lookupBody(lookup);
+      },
+      onOutcome: (o, client) => {
+        const problem = o.error ? `${o.error.code} (after response: ${o.error.afterResponse})` : checkLookup(o.status, o.body, pending.get(client)!, publisher.versionOf);
+        if (problem) return void failures.push({ t: o.doneAt - started, problem });
+        answeredAt.push(o.doneAt - started);
+        seenBy[client]!.push((JSON.parse(o.body) as { extensions: { version_date: string } }).extensions.version_date);
+      },
+    });
+    const samples: Sample[] = [];
+    const sample = async () => samples.push({ t: Date.now() - started, ...(await procStats(pid)) });
+    await sample();
+    const sampler = setInterval(() => void sample(), SAMPLE_MS);
+    const flips: { t: number; what: string }[] = [];
+    let n = 0;
+    try {
+      // Flip: publish the next version, then roll back to the one before it, and so on.
+      for (let flip = 1; (flip * FLIP_SECONDS * 1000) < SOAK_SECONDS * 1000; flip++) {
+        await new Promise((r) => setTimeout(r, started + flip * FLIP_SECONDS * 1000 - Date.now()));
+        if (flip % 2 === 1) {
+          states.push(await publisher.publish(++n));
+          flips.push({ t: Date.now() - started, what: `publish v${n}` });
+        } else {
+          const { to } = await rollback(dataDir, { previous: true }, '512MB');
+          states.push(to);
+          flips.push({ t: Date.now() - started, what: `rollback to v${publisher.versionOf(to)!.n}` });
+        }
+      }
+      await new Promise((r) => setTimeout(r, started + SOAK_SECONDS * 1000 - Date.now()));
+    } finally {
+      clearInterval(sampler);
+      await load.stop();
+    }
+    await sample();
+
+    const windows = Math.ceil(SOAK_SECONDS * 1000 / WINDOW_MS);
+    const rows: string[] = [];
+    const inWindow = <T extends { t: number }>(items: readonly T[], w: number) => items.filter((x) => x.t >= w * WINDOW_MS && x.t < (w + 1) * WINDOW_MS);
+    for (let w = 0; w < windows; w++) {
+      const s = inWindow(samples, w);
+      rows.push([`${(w * WINDOW_MS / 1000).toFixed(0)}-${((w + 1) * WINDOW_MS / 1000).toFixed(0)} s`,
+        answeredAt.filter((t) => t >= w * WINDOW_MS && t < (w + 1) * WINDOW_MS).length, inWindow(failures, w).length,
+        minMedMax(s.map((x) => x.rssKb / 1024), 1), minMedMax(s.map((x) => x.fds)), inWindow(flips, w).map((f) => f.what).join(', ') || '-'].join(' | '));
+    }
+    const warm = inWindow(samples, 1);
+    const last = inWindow(samples, windows - 1);
+    const rss = { warm: median(warm.map((x) => x.rssKb)), last: median(last.map((x) => x.rssKb)) };
+    const fds = { warm: median(warm.map((x) => x.fds)), last: median(last.map((x) => x.fds)) };
+    console.log(`    window | answered | errors | API RSS MB min / median / max | API open fds min / median / max | flips\n` +
+      rows.map((r) => `    ${r}`).join('\n') + '\n' +
+      `    ${answeredAt.length + failures.length} requests, ${failures.length} errors, ${flips.length} flips (${n} publishes, ${flips.length - n} rollbacks), ${samples.length} samples; ` +
+      `RSS median window 2 ${(rss.warm / 1024).toFixed(1)} MB -> last ${(rss.last / 1024).toFixed(1)} MB (${((rss.last / rss.warm - 1) * 100).toFixed(1)}%), ` +
+      `fds ${fds.warm} -> ${fds.last}`);
+
+    expect(failures.slice(0, 10)).to.deep.equal([]);
+    expect(rss.last, 'RSS median of the last window against the second').to.be.below(rss.warm * (1 + RSS_GROWTH_LIMIT));
+    expect(fds.last - fds.warm, 'open fds, last window against the second').to.be.at.most(FD_GROWTH_LIMIT);
+    expect(await readPointer(dataDir)).to.equal(states.at(-1));
+    seenBy.forEach((seen, client) => expect(followsPointer(seen, states), `client ${client}`).to.equal(true));
+    await eventually(async () => expect(await openFilesUnder(pid, dataDir)).to.deep.equal([fileNameOf(states.at(-1)!)]), 10_000, 100);
+    expect(await stopProcess(api)).to.equal(0);
+    expect(api.output()).not.to.match(/"level":(40|50|60)/);
+    api = undefined;
+  });
+});
