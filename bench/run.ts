@@ -32,7 +32,8 @@ async function dataset(o: Options, pois: number, weeks: number): Promise<string[
     await generateDrop({ pois, weeks, out: dir, format: 'csv.gz', seed: SEED, firstWeek: FIRST_WEEK });
     await writeFile(path.join(dir, 'DONE'), '');
   }
-  return (await readdir(dir)).filter((f) => f.endsWith('.csv.gz')).sort().map((f) => path.join(dir, f));
+  // In delivery order: part2 before part10.
+  return (await readdir(dir)).filter((f) => f.endsWith('.csv.gz')).sort(new Intl.Collator('en', { numeric: true }).compare).map((f) => path.join(dir, f));
 }
 
 /** Runs a command under /usr/bin/time; returns wall seconds and peak RSS in MB. */
@@ -183,13 +184,24 @@ async function main(o: Options): Promise<void> {
   };
   const files = await dataset(o, o.pois, o.weeks);
   const mainData = path.join(o.work, 'data-main');
-  if (o.parts.includes('ingest')) await ingest(o, files, mainData, results);
-  else if (!existsSync(mainData)) await loadOurs(mainData, files);
-  if (o.parts.includes('lookups')) await lookupsPart(o, files, mainData, results);
-  if (o.parts.includes('scaling')) results['scaling'] = await scalingPart(o, (results['lookups'] ?? []) as LookupRow[]);
-  await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
-  await writeFile('bench/RESULTS.md', renderResults(results));
-  log('wrote bench/RESULTS.md and bench/results.json');
+  // Written after each part, so a part that fails later loses nothing already measured.
+  const save = async () => {
+    await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
+    await writeFile('bench/RESULTS.md', renderResults(results));
+    log('wrote bench/RESULTS.md and bench/results.json');
+  };
+  if (o.parts.includes('ingest')) {
+    await ingest(o, files, mainData, results);
+    await save();
+  } else if (!existsSync(mainData)) await loadOurs(mainData, files);
+  if (o.parts.includes('lookups')) {
+    await lookupsPart(o, files, mainData, results);
+    await save();
+  }
+  if (o.parts.includes('scaling')) {
+    results['scaling'] = await scalingPart(o, (results['lookups'] ?? []) as LookupRow[]);
+    await save();
+  }
 }
 
 async function ingest(o: Options, files: string[], mainData: string, results: Record<string, unknown>): Promise<void> {
@@ -244,7 +256,17 @@ async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Reco
       scaling.push({ pois, weeks, p50_ms: measured.c1.p50_ms, p99_ms: measured.c1.p99_ms, rps_c16: measured.c16.rps });
       continue;
     }
-    const load = await loadOurs(dataDir, await dataset(o, pois, weeks));
+    let load;
+    try {
+      load = await loadOurs(dataDir, await dataset(o, pois, weeks));
+    } catch (err) {
+      // A load that fails is a result too: reported, not hidden by a crashed run.
+      const reason = String((err as { stderr?: string }).stderr ?? err).split('\n').find((l) => l.startsWith('error ')) ?? String(err).slice(0, 300);
+      log(`ours ${pois}x${weeks}: load failed: ${reason}`);
+      scaling.push({ pois, weeks, load_failed: reason });
+      await rm(dataDir, { recursive: true, force: true });
+      continue;
+    }
     const server = await startApi(dataDir, 4303);
     try {
       const [row] = await lookups([{ name: `ours ${pois}x${weeks}`, make: (mode, src) => ourTarget(4303, mode, src) }], pois, o, [100], ['both']);
@@ -283,10 +305,13 @@ function renderResults(r: Record<string, any>): string {
     lines.push(`- Ingest Parquet: ours ${i.ours_parquet.seconds} s${load(i.ours_parquet)} / DuckDB CTAS ${i.raw_parquet.seconds} s${load(i.raw_parquet)} = ${ratio(i.ours_parquet.seconds, i.raw_parquet.seconds)}; peak RSS ${i.ours_parquet.rss_mb} MB (raw ${i.raw_parquet.rss_mb} MB).`);
   }
   if (r.scaling?.length) {
-    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | p50 ms | p99 ms | req/s (c16) |', '|---|---|---|---|---|');
-    for (const s of r.scaling) lines.push(`| ${s.pois} | ${s.weeks} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} |`);
+    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | p50 ms | p99 ms | req/s (c16) | load s | load peak RSS MB |', '|---|---|---|---|---|---|---|');
+    for (const s of r.scaling) {
+      lines.push(s.load_failed ? `| ${s.pois} | ${s.weeks} | load failed: ${s.load_failed} | | | | |`
+        : `| ${s.pois} | ${s.weeks} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} |`);
+    }
     const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
-    for (const s of r.scaling) if (base && s !== base) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}`);
+    for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}`);
   }
   return lines.join('\n') + '\n';
 }

@@ -87,15 +87,23 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
 const SOURCE_COLUMN = '__placedata_source_file';
 
 /**
+ * Most files one statement reads. Two or more keep both cores decompressing; many more made
+ * DuckDB hold out-of-order chunks of every file to keep insertion order, and a 5M-POI drop
+ * (20 weekly parts in one statement) ran out of its 1GB memory limit.
+ */
+const FILES_PER_READ = 4;
+
+/**
  * A product's files in runs of consecutive files with the same format, columns and row filter
- * (the parts of one export), which DuckDB can read in one statement; order is kept.
+ * (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
+ * order is kept.
  */
 function sameShapeGroups(layout: ProductLayout): StageFile[][] {
   const groups: StageFile[][] = [];
   let lastKey: string | null = null;
   for (const f of layout.files) {
     const key = JSON.stringify([f.file.format, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
-    if (key === lastKey) groups.at(-1)!.push(f);
+    if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
     else groups.push([f]);
     lastKey = key;
   }
