@@ -317,7 +317,7 @@ function renderResults(r: Record<string, any>): string {
         : `| ${s.pois} | ${s.weeks} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} |`);
     }
     const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
-    for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}`);
+    for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}${s.load === undefined ? ' (across parts: the look-up part\'s figure)' : ''}`);
   }
   return lines.join('\n') + '\n';
 }
