@@ -32,7 +32,7 @@ export interface ServerDeps {
 export async function startServer(config: Config, log: Logger, deps: ServerDeps = {}): Promise<RunningServer> {
   const store = new VersionStore({
     dataDir: config.dataDir, pollMs: config.pointerPollMs,
-    memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
+    memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log);
   await keys.refresh();

@@ -41,6 +41,12 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** DuckDB memory_limit for ingest and serving (DUCKDB_MEMORY_LIMIT, default 1GB). */
   readonly duckdbMemoryLimit: string;
+  /**
+   * DuckDB memory_limit of the web process's served versions (API_MEMORY_LIMIT, default
+   * DUCKDB_MEMORY_LIMIT): look-ups stay fast while the key, core and one week's columns fit it,
+   * about 1 GB per million POIs (docs/operations.md), while a worker needs no more than its default.
+   */
+  readonly apiMemoryLimit: string;
   /** DuckDB threads (DUCKDB_THREADS, default: DuckDB's own choice). */
   readonly duckdbThreads: number | null;
   /** DuckDB spill directory for ingest (DUCKDB_TEMP_DIR, default <DATA_DIR>/.tmp). */
@@ -131,6 +137,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB'),
+    apiMemoryLimit: memoryVar(env, 'API_MEMORY_LIMIT', memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB')),
     duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
