@@ -8,6 +8,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedCore, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { fuzzServer, newTally, sendAndCheck, summary, type FuzzRun } from '../helpers/fuzz-check.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
+import { demoServer } from '../helpers/demo-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -22,11 +23,7 @@ describe(`fuzzing the API in-process on the demo version (${RUNS} random request
   let label: string;
 
   before(async () => {
-    dir = await makeTempDir('fuzz');
-    fixture = await demoFixture(path.join(dir, 'drop'));
-    const config = testConfig(path.join(dir, 'data'));
-    label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    server = await startServer(config, createLogger('silent', 'test'));
+    ({ dir, fixture, label, server } = await demoServer('fuzz'));
   });
   after(async () => {
     await server?.close();

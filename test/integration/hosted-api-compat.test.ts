@@ -5,6 +5,7 @@ import { loadDrop } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
+import { demoServer } from '../helpers/demo-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -21,11 +22,7 @@ describe('queries written for the hosted Places API', () => {
   const UNKNOWN = '222-222@5vg-7gq-tvz';
 
   before(async () => {
-    dir = await makeTempDir('compat');
-    fixture = await demoFixture(path.join(dir, 'drop'));
-    const config = testConfig(path.join(dir, 'data'));
-    label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    server = await startServer(config, createLogger('silent', 'test'));
+    ({ dir, fixture, label, server } = await demoServer('compat'));
   });
 
   after(async () => {

@@ -5,6 +5,7 @@ import { loadDrop } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
+import { demoServer } from '../helpers/demo-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -17,11 +18,7 @@ describe('weekly history: placedata_weekly_patterns_range and the v2 weekly_patt
   const WEEKS = ['2022-03-07', '2022-03-14', '2022-03-21', '2022-03-28'];
 
   before(async () => {
-    dir = await makeTempDir('history');
-    fixture = await demoFixture(path.join(dir, 'drop'));
-    const config = testConfig(path.join(dir, 'data'));
-    label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    server = await startServer(config, createLogger('silent', 'test'));
+    ({ dir, fixture, label, server } = await demoServer('history'));
   });
 
   after(async () => {
