@@ -1,0 +1,85 @@
+import type { DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
+import type { Response } from 'express';
+
+/** How a stream ended: every row written, or the client went away first. */
+export type StreamOutcome = 'complete' | 'client_closed';
+
+export interface StreamResult {
+  readonly outcome: StreamOutcome;
+  readonly rows: number;
+  readonly bytes: number;
+}
+
+type Fetched = { readonly chunk: DuckDBDataChunk | null } | { readonly error: unknown };
+
+/** A chunk fetch that never rejects: it may wait unawaited while a write drains. */
+function fetchNext(result: DuckDBResult): Promise<Fetched> {
+  return result.fetchChunk().then((chunk) => ({ chunk }), (error: unknown) => ({ error }));
+}
+
+/** Resolves when the response can take more (or is gone). */
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * Writes a streaming result of one text column (one line per row) to the response, chunk by
+ * chunk: each DuckDB chunk (at most 2,048 rows) becomes one write, and the next chunk is not
+ * fetched until the response has taken the last one (`write` returns false: wait for 'drain').
+ * So memory holds about one chunk's text whatever the export's size; DuckDB computes the next
+ * chunk while this one is joined and written. `start` runs once before the first byte, after
+ * the first chunk came back (so an error in the query's start can still be answered with a JSON
+ * error): it sets the status and headers and returns the text that precedes the rows (the CSV
+ * header line). Stops when the client goes away (the response closes); the caller
+ * interrupts the query then (a fetch in flight rejects) and closes its connection.
+ *
+ * @throws what a fetch threw, when the client is still there: before `start` ran nothing was
+ *   sent; after it the response is half written and the caller must abort it.
+ */
+export async function streamLines(result: DuckDBResult, res: Response, terminator: string, start: () => string): Promise<StreamResult> {
+  let rows = 0;
+  let bytes = 0;
+  let started = false;
+  let gone = false;
+  const onClose = () => {
+    gone = !res.writableFinished;
+  };
+  res.on('close', onClose);
+  let next = fetchNext(result);
+  try {
+    for (;;) {
+      const fetched = await next;
+      if (gone || res.destroyed) return { outcome: 'client_closed', rows, bytes };
+      if ('error' in fetched) throw fetched.error;
+      const { chunk } = fetched;
+      if (!started) {
+        started = true;
+        const preamble = Buffer.from(start(), 'utf8');
+        bytes += preamble.length;
+        if (preamble.length) res.write(preamble);
+      }
+      if (!chunk || chunk.rowCount === 0) {
+        res.end();
+        return { outcome: 'complete', rows, bytes };
+      }
+      const lines = chunk.getColumnValues(0) as string[];
+      next = fetchNext(result); // DuckDB works on the next chunk while this one is written
+      const text = Buffer.from(lines.join(terminator) + terminator, 'utf8');
+      rows += lines.length;
+      bytes += text.length;
+      if (!res.write(text)) await drained(res);
+    }
+  } finally {
+    res.off('close', onClose);
+    // The fetch in flight (if any) must settle before the caller closes the connection under it.
+    await next;
+  }
+}
