@@ -69,7 +69,8 @@ export function exportRoute(log: Logger) {
     const version = leaseOf(res).version;
     const week = request.week ?? (request.product === 'weekly_patterns' ? version.latestWeek : null);
     if (request.product === 'weekly_patterns' && (week === null || !version.hasWeek(week))) {
-      const held = version.weeks.length ? `it holds ${version.weeks[0]} to ${version.weeks.at(-1)}` : 'it holds no weekly patterns';
+      const { weeks } = version;
+      const held = weeks.length ? `it holds ${weeks.length} week${weeks.length === 1 ? '' : 's'}, from ${weeks[0]} to ${weeks.at(-1)}` : 'it holds none';
       return sendError(res, 404, ErrorCodes.WEEK_NOT_FOUND,
         `Dataset version ${version.label} has no weekly patterns for the week of ${week ?? '(newest)'}: ${held} (weeks named by their Monday)`);
     }
