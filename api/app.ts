@@ -34,6 +34,8 @@ export interface AppOptions {
   readonly exportConcurrency: number;
   /** Rate-limit points one export costs (EXPORT_COST). */
   readonly exportCost: number;
+  /** How long an export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS). */
+  readonly exportStallMs: number;
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
 }
@@ -102,7 +104,7 @@ export function createApp(options: AppOptions): express.Express {
     exportSlots(options.exportConcurrency),
     ...(options.limiter ? [exportCharge(options.limiter, options.exportCost)] : []),
     takeLease(options.store),
-    exportRoute(options.log));
+    exportRoute(options.log, options.exportStallMs));
   app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
   app.use(bodyErrors);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

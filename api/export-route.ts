@@ -63,7 +63,7 @@ function fileName(request: ExportRequest, week: string | null): string {
  * chunked body never gets its terminating chunk): a client then sees a failed transfer, where an
  * error line or a clean end would let a truncated CSV pass for a complete one.
  */
-export function exportRoute(log: Logger) {
+export function exportRoute(log: Logger, stallMs: number) {
   return async (req: Request, res: Response): Promise<void> => {
     const request = exportRequestOf(res);
     const version = leaseOf(res).version;
@@ -99,7 +99,7 @@ export function exportRoute(log: Logger) {
       const columns = await exportColumns(conn, request.product);
       const { sql, params } = exportSql(request.product, columns, request.format, { week, region: request.region });
       const stream = await conn.stream(sql, params);
-      result = await streamLines(stream, res, TERMINATORS[request.format], () => {
+      result = await streamLines(stream, res, TERMINATORS[request.format], stallMs, () => {
         res.status(200).set(headers);
         return request.format === 'csv' ? columns.map((c) => csvField(c.name)).join(',') + TERMINATORS.csv : '';
       });

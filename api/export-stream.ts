@@ -1,8 +1,8 @@
 import type { DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
 import type { Response } from 'express';
 
-/** How a stream ended: every row written, or the client went away first. */
-export type StreamOutcome = 'complete' | 'client_closed';
+/** How a stream ended: every row written, the client went away first, or it stopped reading for too long (cut off). */
+export type StreamOutcome = 'complete' | 'client_closed' | 'client_stalled';
 
 export interface StreamResult {
   readonly outcome: StreamOutcome;
@@ -17,16 +17,19 @@ function fetchNext(result: DuckDBResult): Promise<Fetched> {
   return result.fetchChunk().then((chunk) => ({ chunk }), (error: unknown) => ({ error }));
 }
 
-/** Resolves when the response can take more (or is gone). */
-function drained(res: Response): Promise<void> {
+/** Resolves true when the response can take more (or is gone), false when it took nothing for `stallMs`. */
+function drained(res: Response, stallMs: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      res.off('drain', onDrain);
+      res.off('close', onDrain);
+      resolve(ok);
     };
-    res.on('drain', done);
-    res.on('close', done);
+    const onDrain = () => done(true);
+    const timer = setTimeout(() => done(false), stallMs);
+    res.on('drain', onDrain);
+    res.on('close', onDrain);
   });
 }
 
@@ -38,13 +41,14 @@ function drained(res: Response): Promise<void> {
  * chunk while this one is joined and written. `start` runs once before the first byte, after
  * the first chunk came back (so an error in the query's start can still be answered with a JSON
  * error): it sets the status and headers and returns the text that precedes the rows (the CSV
- * header line). Stops when the client goes away (the response closes); the caller
+ * header line). Stops when the client goes away (the response closes), or cuts the client off
+ * when its socket takes nothing for `stallMs`; the caller
  * interrupts the query then (a fetch in flight rejects) and closes its connection.
  *
  * @throws what a fetch threw, when the client is still there: before `start` ran nothing was
  *   sent; after it the response is half written and the caller must abort it.
  */
-export async function streamLines(result: DuckDBResult, res: Response, terminator: string, start: () => string): Promise<StreamResult> {
+export async function streamLines(result: DuckDBResult, res: Response, terminator: string, stallMs: number, start: () => string): Promise<StreamResult> {
   let rows = 0;
   let bytes = 0;
   let started = false;
@@ -75,7 +79,12 @@ export async function streamLines(result: DuckDBResult, res: Response, terminato
       const text = Buffer.from(lines.join(terminator) + terminator, 'utf8');
       rows += lines.length;
       bytes += text.length;
-      if (!res.write(text)) await drained(res);
+      if (!res.write(text) && !(await drained(res, stallMs))) {
+        // A client that takes nothing for so long would hold its export slot, a DuckDB connection
+        // and its version indefinitely: cut it off (it sees a failed transfer, as on any abort).
+        res.destroy();
+        return { outcome: 'client_stalled', rows, bytes };
+      }
     }
   } finally {
     res.off('close', onClose);

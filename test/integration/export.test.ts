@@ -197,11 +197,12 @@ describe('bulk export: GET /v1/export/<product>', function () {
     const csv = await getExport(server.url, '/v1/export/weekly_patterns?date=2022-04-24', pin);
     expect(csv.status).to.equal(200);
     expect(csv.headers.get('x-placedata-version')).to.equal(trickyLabel);
-    // Storage (delivery) order; CRLF records; text quoted only when it must be; numbers as DuckDB's JSON writes them.
+    // Storage (delivery) order; CRLF records; text quoted only when it must be, lists and maps
+    // always; numbers as DuckDB's JSON writes them; NULL an empty unquoted field.
     expect(csv.text).to.equal([
       'placekey,location_name,street_address,city,region,date_range_start,date_range_end,raw_visit_counts,raw_visitor_counts,visits_by_day,visitor_home_cbgs,distance_from_home,median_dwell,store_note',
       `${KEYS[0]},"Joe's ""Best"", Diner","1 Main St, Unit 2",Springfield,MA,2022-04-18T00:00:00-04:00,2022-04-25T00:00:00-04:00,70,40,"[10,10,10,10,10,10,10]","{""010010201001"":4,""250138011001"":7}",5123.5,33.0,"a,b ""c""\r\nd"`,
-      `${KEYS[1]},Café ☕ Zoë,2 Elm St,Trenton,NJ,2022-04-18T00:00:00-04:00,2022-04-25T00:00:00-04:00,7,7,"[1,1,1,1,1,1,1]",{},0.000001,,`,
+      `${KEYS[1]},Café ☕ Zoë,2 Elm St,Trenton,NJ,2022-04-18T00:00:00-04:00,2022-04-25T00:00:00-04:00,7,7,"[1,1,1,1,1,1,1]","{}",0.000001,,`,
       `${KEYS[2]},Corner,3 Oak St,Hartford,CT,2022-04-18T00:00:00-05:30,2022-04-25T00:00:00-05:30,0,0,"[0,0,0,0,0,0,0]",,,12.25,x`,
       ''].join('\r\n'));
     const ndjson = await getExport(server.url, '/v1/export/weekly_patterns?date=2022-04-18&format=ndjson', pin);
@@ -356,6 +357,24 @@ describe('bulk export: a stream\'s lifetime (20,000 POIs: larger than the socket
         message: 'An export costs 1000 points; the rate limit allows 500 per 60 s', extensions: { code: 'RATE_LIMITED' } }] }]);
     } finally {
       await tooDear.close();
+    }
+  });
+
+  it('a client that stops reading for EXPORT_STALL_MS is cut off: a failed transfer, its slot freed', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } });
+    const strict = await startServer(testConfig(dataDir, { EXPORT_STALL_MS: '300', EXPORT_CONCURRENCY: '1' }), createLogger('info', 'test', sink));
+    try {
+      const reading = await startReading(strict.url, '/v1/export/weekly_patterns?date=2022-01-03&format=ndjson');
+      await until(() => lines.some((l) => l['msg'] === 'export'), 'the export is logged');
+      expect(lines.find((l) => l['msg'] === 'export')).to.include({ outcome: 'client_stalled' });
+      let failure: unknown = null;
+      await reading.rest().catch((err: unknown) => (failure = err));
+      expect((failure as Error | null)?.message).to.equal('terminated');
+      const next = await getExport(strict.url, '/v1/export/core?region=MA');
+      expect(next.status).to.equal(200);
+    } finally {
+      await strict.close();
     }
   });
 
