@@ -22,7 +22,7 @@ import { generateDrop } from '../tools/generate-drop.ts';
 const KEY = 'bench-export-key';
 const FIRST_WEEK = '2022-01-03';
 
-interface Options { pois: string; weeks: string; work: string; reps: string }
+interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string }
 
 function load1(): string {
   return os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -47,9 +47,9 @@ async function version(o: Options): Promise<{ dataDir: string; file: string }> {
   return { dataDir, file: path.join(dataDir, `${label}.duckdb`) };
 }
 
-async function startApi(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
+async function startApi(dataDir: string, apiMemory: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['api/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0' },
+    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -88,8 +88,8 @@ function median(values: number[]): number {
 async function main(o: Options): Promise<void> {
   const reps = Number(o.reps);
   const { dataDir, file } = await version(o);
-  console.log(`machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB; node ${process.version}; version file ${path.basename(file)}`);
-  const api = await startApi(dataDir);
+  console.log(`machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB; node ${process.version}; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
+  const api = await startApi(dataDir, o.apiMemory);
   // The reference: DuckDB's own CSV and JSON-lines writers over the same rows, same memory limit.
   const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: '1GB' });
   const conn = await db.connect();
@@ -148,5 +148,6 @@ await new Command('bench-export').description('Bulk export over HTTP against Duc
   .option('--weeks <n>', 'weeks of the generated drop', '4')
   .option('--work <dir>', 'where the drop and version are kept (git-ignored)', 'bench/work/export')
   .option('--reps <n>', 'timed runs of each', '3')
+  .option('--api-memory <size>', "the API's API_MEMORY_LIMIT (DuckDB's block cache is most of what an export adds to its memory)", '1GB')
   .action(main)
   .parseAsync(process.argv);
