@@ -61,7 +61,8 @@ export async function streamLines(result: DuckDBResult, res: Response, terminato
   try {
     for (;;) {
       const fetched = await next;
-      if (gone || res.destroyed) return { outcome: 'client_closed', rows, bytes };
+      // `gone` misses a client that left before this function listened; the socket says so too.
+      if (gone || res.destroyed || res.socket?.destroyed) return { outcome: 'client_closed', rows, bytes };
       if ('error' in fetched) throw fetched.error;
       const { chunk } = fetched;
       if (!started) {
