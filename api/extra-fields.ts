@@ -51,11 +51,15 @@ const SPEC: Readonly<Record<CatalogProduct, ReadonlySet<string>>> = {
   monthly: new Set(PRODUCTS.monthly.spec.map((c) => c.name)), geometry: new Set(PRODUCTS.geometry.spec.map((c) => c.name)),
 };
 
-/** The delivered columns the catalog does not know, by name (kept as text at ingest). */
+/**
+ * The delivered columns this product's type does not name, by name: those the catalog does not
+ * know (kept as text at ingest), and catalogued columns of another product that a file of this
+ * one carried (a geometry file's iso_country_code, a core file's poi_cbg).
+ */
 function otherColumns(product: CatalogProduct) {
   return (row: Row): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !(name in EXTRA_COLUMNS)) out[name] = value;
+    for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !inCatalog(name, product)) out[name] = value;
     return out;
   };
 }
