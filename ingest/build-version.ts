@@ -260,7 +260,7 @@ async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Pro
     if (layouts[product].files.length > 0 || !tables.has(PRODUCTS[product].table)) continue;
     await conn.run(`INSERT INTO ${PRODUCTS[product].table} BY NAME SELECT * FROM prev.${PRODUCTS[product].table}`);
     if (product === 'core') report.core_carried_forward = true;
-    else report.geometry_carried_forward = true;
+    else report.geometry_carried_forward = Number((await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM prev.${TABLES.geometry}`)).getRowObjectsJS()[0]!['n']) > 0;
   }
   for (const product of ['weekly', 'monthly'] as const) {
     const { table, period } = PRODUCTS[product];
