@@ -10,6 +10,7 @@ import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import {
   CORE_GEO_ROWS, days, expectedMonthly, GEOMETRY_FIELDS, MONTHLY_FIELDS, MONTHLY_HEADER, MONTHLY_ROWS_1, monthlyRow, writeMonthlyDrop, type Cell,
@@ -240,7 +241,12 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
         monthlyRow(K1, '2022-06-15T00:00:00-07:00', '2022-07-01T00:00:00-07:00', days(30)),
         monthlyRow(K2, '2022-06-01T00:00:00-04:00', '2022-07-01T00:00:00-04:00', days(30), { total: 1 }),
       ]);
-      const served = await ask(`placedata_monthly_patterns(date: "2022-05-02") { ${MONTHLY_FIELDS} }`, [K0]);
+      // The server follows the pointer on its poll: wait until it serves the second version.
+      const served = await eventually(async () => {
+        const body = await ask(`placedata_monthly_patterns(date: "2022-05-02") { ${MONTHLY_FIELDS} }`, [K0]);
+        expect(body.extensions.version_date).to.equal(second.label);
+        return body;
+      });
       const err = await loadDrop({ dataDir, inputs: [file], month: null, settings: buildSettingsOf(testConfig(dataDir)) }).then(() => null, (e) => e);
       expect([err?.code, err?.message]).to.deep.equal(['BAD_DROP', 'no usable monthly row in the drop (3 read, 3 rejected)']);
       expect(err.details.report.products.monthly).to.deep.equal({
