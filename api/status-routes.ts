@@ -41,6 +41,12 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
   const router = express.Router();
   let rollingBack: Promise<unknown> = Promise.resolve();
 
+  // What the pages ask first: is this key accepted, and may it roll back? Reads nothing else.
+  router.get('/v1/whoami', requireKey(options.keys), (_req: Request, res: Response) => {
+    const key = res.locals['key'] as KeyIdentity;
+    res.set('Cache-Control', 'no-store').json({ name: key.name, role: key.role });
+  });
+
   router.get('/v1/status', requireKey(options.keys), (_req: Request, res: Response, next: NextFunction) => {
     (async () => {
       const key = res.locals['key'] as KeyIdentity;
