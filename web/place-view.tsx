@@ -53,7 +53,7 @@ function PlaceCard({ entry, week }: { entry: Entry; week: string }) {
     ['Name', core.location_name ?? ''], ['Address', [core.street_address, core.city, core.region, core.postal_code, core.iso_country_code].filter(Boolean).join(', ')],
     ['Category', [core.top_category, core.sub_category].filter(Boolean).join(' / ')], ['NAICS', core.naics_code === null ? '' : String(core.naics_code)],
     ['Location', core.latitude === null || core.longitude === null ? '' : `${core.latitude}, ${core.longitude}`],
-  ] : [];
+  ].filter(([, v]) => v !== '') as [string, string][] : [];
   return (
     <section className="place" data-placekey={entry.placekey}>
       <h3>{core?.location_name ?? entry.placekey} <code>{entry.placekey}</code></h3>
