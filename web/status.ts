@@ -51,7 +51,8 @@ function report(id: string, title: string, text: string, cls: string, openByDefa
 
 function jobItem(j: LoadJob): HTMLElement {
   const pct = Math.max(0, Math.min(100, Math.round(j.progress?.percent ?? (j.state === 'completed' ? 100 : 0))));
-  const phase = j.state === 'active' ? `${j.progress?.phase ?? 'starting'} ${pct}%${j.progress?.rows ? `, ${fmt(j.progress.rows)} rows` : ''}` : '';
+  // A retried job ('waiting'/'delayed' after a failed attempt) keeps its last progress: show it too.
+  const phase = j.progress || j.state === 'active' ? `${j.progress?.phase ?? 'starting'} ${pct}%${j.progress?.rows ? `, ${fmt(j.progress.rows)} rows` : ''}` : 'queued';
   const head = el('div', { class: 'job-head' },
     el('span', { class: `state state-${j.state}` }, j.state), el('code', { class: 'job-id', title: j.id }, j.id.length > 20 ? j.id.slice(0, 18) + '…' : j.id),
     el('span', {}, `enqueued ${time(j.enqueued_at)}`),
@@ -83,7 +84,7 @@ function jobsSection(s: Status): HTMLElement {
 function confirmRollback(from: string | null, to: string): Promise<boolean> {
   const dialog = el('dialog', { class: 'confirm', id: 'confirm-rollback' },
     el('h3', {}, 'Roll back?'),
-    el('p', {}, 'Serve ', el('code', {}, to), ' instead of ', el('code', {}, from ?? 'none'), '? Every web process following this data folder switches within a second; requests in flight finish on the version they started on.'),
+    el('p', {}, 'Serve ', el('code', {}, to), ' instead of ', el('code', {}, from ?? 'none'), '? The web processes follow within a second; requests in flight finish on the version they started on.'),
     el('form', { method: 'dialog' },
       el('button', { value: 'cancel', class: 'cancel' }, 'Cancel'), ' ',
       el('button', { value: 'confirm', class: 'danger confirm-rollback' }, 'Roll back')));
