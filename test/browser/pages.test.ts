@@ -50,6 +50,9 @@ describe('browser: explorer, place view and status page in headless chromium (re
   let worker: Spawned | null = null;
   let browser: TestBrowser | null = null;
   let page: Page;
+  /** Requests to anywhere but the server, and uncaught page errors: both must stay empty. */
+  const offsite: string[] = [];
+  const pageErrors: string[] = [];
   const queueName = `test-browser-${randomBytes(4).toString('hex')}`;
 
   before(async function () {
@@ -71,6 +74,8 @@ describe('browser: explorer, place view and status page in headless chromium (re
     await waitForOutput(worker, 'worker ready');
     browser = await launchBrowser();
     page = await browser.newPage();
+    page.on('request', (r) => { if (!r.url().startsWith(server.url + '/') && !r.url().startsWith('data:')) offsite.push(r.url()); });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
   });
 
   after(async () => {
@@ -211,5 +216,9 @@ describe('browser: explorer, place view and status page in headless chromium (re
     expect((await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [] } })).body.extensions.version_date).to.equal(first);
     await page.waitForSelector(`code.current-label >> text=${first}`);
     await browser!.screenshot(page, 'status-after-rollback');
+  });
+
+  it('loaded nothing from outside the server and threw no page error', () => {
+    expect({ offsite, pageErrors }).to.deep.equal({ offsite: [], pageErrors: [] });
   });
 });
