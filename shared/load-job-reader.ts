@@ -97,7 +97,8 @@ export class LoadJobReader {
   #open(): Queue {
     // enableOfflineQueue: false fails a command at once while Redis is away instead of queueing
     // it: the page says the queue cannot be read and polls again.
-    this.#queue ??= new Queue(this.#options.queueName, {
+    if (this.#queue) return this.#queue;
+    this.#queue = new Queue(this.#options.queueName, {
       connection: { ...redisConnection(this.#options.redisUrl), enableOfflineQueue: false, connectTimeout: 2000 },
     });
     // Connection errors surface through `recent`; the 'error' event needs a listener or Node throws.

@@ -60,7 +60,7 @@ function jobItem(j: LoadJob): HTMLElement {
     el('span', {}, j.attempts > 1 ? `${j.attempts} attempts` : ''));
   const item = el('li', { class: 'job', 'data-job-id': j.id, 'data-state': j.state }, head);
   item.append(el('div', { class: 'job-files' }, `${j.files.join(', ') || '(no files)'}${j.month ? ` as ${j.month}` : ''}`));
-  if (j.state === 'active' || j.state === 'waiting' || j.state === 'delayed') {
+  if (!['completed', 'failed'].includes(j.state)) {
     item.append(el('div', { class: 'progress' }, el('progress', { max: '100', value: String(pct) }), el('span', { class: 'phase' }, phase)));
   }
   if (j.result) {

@@ -178,12 +178,30 @@ describe('browser: explorer, place view and status page in headless chromium (re
     const identity = await identifyDrop([fixture.dropDir], '2022-04');
     const queue = createLoadQueue({ connection: redisConnection('redis://127.0.0.1:6379'), name: queueName, attempts: 1 });
     let jobId: string;
+    const gone = path.join(dir, 'gone', 'core.csv');
     try {
+      // Paused, the worker leaves the first job waiting with the progress it reported: the page shows it.
+      await queue.pause();
+      const stalled = await queue.add('load-drop', { inputs: [gone], month: '2022-05', dropId: 'drop-gone', files: [{ path: gone, bytes: 1, sha256: '0'.repeat(64) }] }, { jobId: 'drop-gone' });
+      await stalled.updateProgress({ phase: 'stage', percent: 40, rows: 1200 });
+      // The page polls: wait for the poll that saw the progress.
+      await page.waitForSelector('li.job[data-job-id="drop-gone"] .phase:text-is("stage 40%, 1,200 rows")');
+      const waiting = (await page.$('li.job[data-job-id="drop-gone"]'))!;
+      expect(await waiting.$eval('progress', (e) => e.getAttribute('value'))).to.equal('40');
+      expect(await waiting.$eval('.job-files', (e) => e.textContent)).to.equal('core.csv as 2022-05');
+      await browser!.screenshot(page, 'status-progress');
       const { job } = await enqueueLoad(queue, { inputs: identity.files.map((f) => f.path), month: '2022-04', dropId: identity.id, files: identity.files });
       jobId = job.id!;
+      await queue.resume();
     } finally {
       await queue.close();
     }
+    // The job whose drop is gone fails at once; the page shows why.
+    const failed = await page.waitForSelector('li.job[data-job-id="drop-gone"][data-state=failed]', { timeout: 60_000 });
+    const q0 = new Queue(queueName, { connection: redisConnection('redis://127.0.0.1:6379') });
+    const failedReason = (await q0.getJob('drop-gone'))!.failedReason;
+    await q0.close();
+    expect(await failed.$eval('pre.report', (e) => e.textContent)).to.equal(failedReason.split('\n').slice(0, 6).join('\n'));
     const done = await page.waitForSelector(`li.job[data-job-id="${jobId}"][data-state=completed]`, { timeout: 60_000 });
     const second = await eventually(async () => {
       const label = await readPointer(dataDir);
