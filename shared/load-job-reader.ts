@@ -24,7 +24,7 @@ export interface LoadJobView {
   readonly duration_ms: number | null;
   /** A finished load's report: the version it built (or found built), versions retention removed, the row summary. */
   readonly result: { readonly label: string; readonly already_loaded: boolean; readonly removed_versions: readonly string[]; readonly summary: string } | null;
-  /** Why the job failed (the load report's first lines), or null. */
+  /** Why the job failed (the load report's first lines), or null. Paths are cut to file names (withoutFolders). */
   readonly reason: string | null;
 }
 
@@ -36,6 +36,15 @@ export interface LoadJobReaderOptions {
 }
 
 const STATES = ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+
+/**
+ * `text` with every absolute path cut to its last part (`drop path not found: /srv/drops/x` ->
+ * `... x`). The status page is open to reader keys, which need not learn the servers' folders;
+ * operators find whole paths in `placedata jobs` and the worker's log.
+ */
+export function withoutFolders(text: string): string {
+  return text.replace(/(?<=^|[\s'"(=,])(?:\/[^\s/'"(),]+)*\/([^\s/'"(),]+)/g, '$1');
+}
 
 const iso = (ms: number | undefined | null): string | null => (typeof ms === 'number' && ms > 0 ? new Date(ms).toISOString() : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -56,7 +65,7 @@ function viewResult(r: unknown): LoadJobView['result'] {
   return {
     label, already_loaded: o['alreadyLoaded'] === true,
     removed_versions: Array.isArray(o['removedVersions']) ? o['removedVersions'].filter((v): v is string => typeof v === 'string') : [],
-    summary: text(o['summary']) ?? '',
+    summary: withoutFolders(text(o['summary']) ?? ''),
   };
 }
 
@@ -73,7 +82,7 @@ async function view(job: Job): Promise<LoadJobView> {
     duration_ms: job.finishedOn && job.processedOn ? job.finishedOn - job.processedOn : null,
     result: viewResult(job.returnvalue),
     // The worker puts the load report in the reason; its first lines say what went wrong.
-    reason: job.failedReason ? job.failedReason.split('\n').slice(0, 6).join('\n') : null,
+    reason: job.failedReason ? withoutFolders(job.failedReason.split('\n').slice(0, 6).join('\n')) : null,
   };
 }
 
