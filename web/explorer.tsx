@@ -5,7 +5,7 @@ import { createRoot } from 'react-dom/client';
 import 'graphiql/style.css';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { graphql, type Caller } from './api-client.ts';
+import { ApiError, graphql, type Caller } from './api-client.ts';
 import { examples, SAMPLE_QUERY, sampleOf, type Sample, type SampleData } from './examples.ts';
 import { keyGate, navBar } from './key-gate.ts';
 import { PlaceView } from './place-view.tsx';
@@ -57,7 +57,17 @@ async function start(): Promise<void> {
   root.before(gate);
   const { key, caller } = await keyGate(gate, 'The explorer runs GraphQL queries against this service with your key.');
   gate.remove();
-  show(root, key, caller, sampleOf((await graphql<SampleData>(key, SAMPLE_QUERY)).data));
+  try {
+    show(root, key, caller, sampleOf((await graphql<SampleData>(key, SAMPLE_QUERY)).data));
+  } catch (err) {
+    // No version loaded yet (503 NOT_READY), or the key's rate limit is spent (429): say so.
+    document.querySelector('nav.top')?.replaceWith(navBar('explorer', caller));
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.setAttribute('role', 'alert');
+    p.textContent = err instanceof ApiError ? `${err.message} (${err.code}). Reload the page to try again.` : 'The server cannot be reached.';
+    root.replaceChildren(p);
+  }
 }
 
 function show(root: HTMLElement, key: string, caller: Caller, sample: Sample): void {

@@ -18,7 +18,7 @@ import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { spawnEntry, stopProcess, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
 
 /** The text GraphiQL's result pane (CodeMirror 5) holds. */
 function resultPane(page: Page): Promise<string | null> {
@@ -238,6 +238,20 @@ describe('browser: explorer, place view and status page in headless chromium (re
     expect((await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [] } })).body.extensions.version_date).to.equal(first);
     await page.waitForSelector(`code.current-label >> text=${first}`);
     await browser!.screenshot(page, 'status-after-rollback');
+  });
+
+  it('explorer before any version is loaded: says so instead of an empty editor', async () => {
+    const empty = await startServer(testConfig(path.join(dir, 'empty-data')), createLogger('silent', 'test'));
+    const other = await browser!.newPage();
+    try {
+      await other.goto(empty.url + '/');
+      await enterKey(other, TEST_KEY);
+      await other.waitForSelector('#app p.error');
+      expect(await other.textContent('#app p.error')).to.equal('No dataset version is loaded yet (NOT_READY). Reload the page to try again.');
+    } finally {
+      await other.close();
+      await empty.close();
+    }
   });
 
   it('loaded nothing from outside the server and threw no page error', () => {
