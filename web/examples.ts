@@ -17,12 +17,14 @@ export interface Sample {
   readonly region: string | null;
 }
 
+// Anonymous operations, as in the spec: GraphiQL keeps the operation name it last ran when the
+// picker replaces the document, and a named operation would then not be found in the new one.
 export function examples(s: Sample): Example[] {
   const week = s.lastWeek ?? '2022-03-21';
   return [
     {
       title: 'Core attributes (spec: batch_lookup with placedata_core)',
-      query: `query Core($placekeys: [Placekey!]) {
+      query: `query ($placekeys: [Placekey!]) {
   batch_lookup(placekeys: $placekeys) {
     placekey
     placedata_core {
@@ -43,7 +45,7 @@ export function examples(s: Sample): Example[] {
     },
     {
       title: 'Weekly patterns for one week (spec: placedata_weekly_patterns(date:))',
-      query: `query Weekly($placekeys: [Placekey!]) {
+      query: `query ($placekeys: [Placekey!]) {
   batch_lookup(placekeys: $placekeys) {
     placekey
     placedata_weekly_patterns(date: "${week}") {
@@ -61,7 +63,7 @@ export function examples(s: Sample): Example[] {
     },
     {
       title: 'Weekly history over a date range',
-      query: `query History($placekeys: [Placekey!], $start: String!, $end: String!) {
+      query: `query ($placekeys: [Placekey!], $start: String!, $end: String!) {
   batch_lookup(placekeys: $placekeys) {
     placekey
     placedata_weekly_patterns_range(start_date: $start, end_date: $end) {
@@ -76,7 +78,7 @@ export function examples(s: Sample): Example[] {
     },
     {
       title: 'One Placekey (lookup)',
-      query: `query One($placekey: Placekey!) {
+      query: `query ($placekey: Placekey!) {
   lookup(placekey: $placekey) {
     placekey
     placedata_core { location_name city region top_category }
@@ -87,7 +89,7 @@ export function examples(s: Sample): Example[] {
     },
     {
       title: 'Search by region, page by page',
-      query: `query Search($region: String, $after: String) {
+      query: `query ($region: String, $after: String) {
   search(filter: { region: $region }) {
     places {
       results(first: 5, after: $after) {

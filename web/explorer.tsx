@@ -43,7 +43,8 @@ function Explorer({ apiKey, sample }: { apiKey: string; sample: Sample }) {
       </div>
       {/* Kept mounted while the place view shows, so the editor keeps its contents. */}
       <div className="graphiql-host" hidden={tab !== 'query'}>
-        <GraphiQL fetcher={fetcher} query={example.query} variables={JSON.stringify(example.variables, null, 2)} />
+        {/* A fresh editor per example (key): GraphiQL would otherwise keep the operation name it last ran. */}
+        <GraphiQL key={picked} fetcher={fetcher} query={example.query} variables={JSON.stringify(example.variables, null, 2)} />
       </div>
       {tab === 'place' && <PlaceView apiKey={apiKey} sample={sample} />}
     </div>

@@ -13,7 +13,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
-import { demoFixture, expectedCore, type DemoFixture } from '../helpers/demo-fixture.ts';
+import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { spawnEntry, stopProcess, waitForOutput, type Spawned } from '../helpers/processes.ts';
@@ -114,6 +114,27 @@ describe('browser: explorer, place view and status page in headless chromium (re
       extensions: { row_count: 3, version_date: first },
     });
     await browser!.screenshot(page, 'explorer-result');
+
+    // The spec's other shape, picked from the examples: weekly patterns for the newest week.
+    const lastWeek = fixture.weekly.map((r) => r['date_range_start']!.slice(0, 10)).sort().at(-1)!;
+    await page.selectOption('select[name=example]', { label: 'Weekly patterns for one week (spec: placedata_weekly_patterns(date:))' });
+    await page.click('.graphiql-execute-button');
+    const weekly = await eventually(async () => {
+      const t = await resultPane(page);
+      expect(t, t ?? '').to.contain('placedata_weekly_patterns');
+      return JSON.parse(t!);
+    }, 15_000);
+    const weekOf = (k: string) => fixture.weekly.find((r) => r['placekey'] === k && r['date_range_start']!.startsWith(lastWeek));
+    expect(weekly).to.deep.equal({
+      data: { batch_lookup: keys.map((k) => {
+        const w = weekOf(k);
+        if (!w) return { placekey: k, placedata_weekly_patterns: null };
+        const { street_address: _s, city: _c, region: _r, ...fields } = expectedWeekly(w);
+        return { placekey: k, placedata_weekly_patterns: fields };
+      }) },
+      extensions: { row_count: 3, version_date: first },
+    });
+    expect(keys.filter((k) => weekOf(k)).length).to.be.greaterThan(0);
     // Schema-aware: the docs come from introspection, run with the key.
     await page.click('[aria-label="Show Documentation Explorer"]');
     await page.locator('.graphiql-doc-explorer-type-name', { hasText: /^Query$/ }).first().click();
