@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { queryFile } from '../helpers/query-file.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
-import { rollback } from '../../ingest/rollback.ts';
+import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -15,7 +15,7 @@ import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
 import { identifyDrop } from '../../ingest/drop-id.ts';
 import { listVersions } from '../../ingest/list-versions.ts';
 import { createLoadQueue, enqueueLoad } from '../../ingest/load-queue.ts';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { unchunk } from '../helpers/raw-http.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { rollback } from '../../ingest/rollback.ts';
+import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { fileNameOf } from '../../shared/version-label.ts';
 import { eventually } from '../helpers/eventually.ts';
