@@ -234,7 +234,7 @@ describe('bulk export: GET /v1/export/<product>', function () {
       ['/v1/export/weekly_patterns?format=xml', {}, 400, 'BAD_REQUEST', 'format must be csv or ndjson; got "xml"'],
       ['/v1/export/weekly_patterns?regoin=MA', {}, 400, 'BAD_REQUEST', 'Unknown parameter "regoin": /v1/export/weekly_patterns takes date, region, format'],
       ['/v1/export/core?date=2022-01-03', {}, 400, 'BAD_REQUEST', 'Unknown parameter "date": /v1/export/core takes region, format'],
-      ['/v1/export/monthly', {}, 404, 'NOT_FOUND', 'No export named "monthly": GET /v1/export/weekly_patterns or /v1/export/core'],
+      ['/v1/export/visits', {}, 404, 'NOT_FOUND', 'No export named "visits": GET /v1/export/weekly_patterns or /v1/export/core'],
       ['/v1/export/weekly_patterns', { 'x-placedata-version': '123__2022_01' }, 404, 'VERSION_NOT_FOUND', 'Dataset version "123__2022_01" is not retained (see dataset_versions)'],
     ];
     for (const [url, headers, status, code, message] of cases) {
