@@ -118,6 +118,17 @@ export class ServedVersion {
     return this.#pool.use(work);
   }
 
+  /**
+   * A connection of its own, outside the pool, for a long read (a bulk export streams for
+   * seconds to minutes: on a pool connection it would hold back API_CONNECTIONS look-ups). The
+   * caller must hold a lease on this version, and close the connection before releasing it.
+   */
+  async connectApart(): Promise<DuckDBConnection> {
+    if (this.#closed) throw new Error('version is closed');
+    this.#queries++;
+    return this.#instance.connect();
+  }
+
   /** How many times requests have read this version's data (for metrics, and to prove refusals read nothing). */
   get queryCount(): number {
     return this.#queries;

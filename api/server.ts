@@ -50,7 +50,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const app = createApp({
     store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
-    limiter, draining: () => draining,
+    limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback` (the check opens the file briefly, read-only).
       rollback: (label) => rollback(config.dataDir, { label }, config.apiMemoryLimit),

@@ -33,6 +33,12 @@ export interface Config {
   readonly rateLimitWindowSeconds: number;
   /** Prefix of the rate-limit counters in Redis (RATE_LIMIT_PREFIX, default placedata-rl). */
   readonly rateLimitPrefix: string;
+  /** Bulk exports one API process streams at once; more are refused with 503 (EXPORT_CONCURRENCY, default 2). */
+  readonly exportConcurrency: number;
+  /** Rate-limit points one bulk export costs, whatever its size (EXPORT_COST, default 1000: a full batch_lookup's). */
+  readonly exportCost: number;
+  /** How long a bulk export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS, default 60000). */
+  readonly exportStallMs: number;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
   readonly apiConnections: number;
   /** Most Placekeys one coalesced look-up query binds (API_COALESCE_KEYS, default 1000; 1 turns coalescing off). */
@@ -139,6 +145,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     rateLimitPoints: intVar(env, 'RATE_LIMIT_POINTS', 60_000, 0, 1_000_000_000),
     rateLimitWindowSeconds: intVar(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     rateLimitPrefix: nameVar(env, 'RATE_LIMIT_PREFIX', 'placedata-rl'),
+    exportConcurrency: intVar(env, 'EXPORT_CONCURRENCY', 2, 1, 64),
+    exportCost: intVar(env, 'EXPORT_COST', 1000, 1, 1_000_000_000),
+    exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),

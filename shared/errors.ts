@@ -28,6 +28,10 @@ export const ErrorCodes = {
   /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
+  /** A bulk export asked for a week the version holds no weekly patterns for. */
+  WEEK_NOT_FOUND: 'WEEK_NOT_FOUND',
+  /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
+  EXPORTS_BUSY: 'EXPORTS_BUSY',
   VERSION_INVALID: 'VERSION_INVALID',
   KEY_EXISTS: 'KEY_EXISTS',
   KEY_NOT_FOUND: 'KEY_NOT_FOUND',
