@@ -112,6 +112,10 @@ export function parseSql(kind: ColumnKind, expr: string): string {
       return `try(json_transform_strict(${expr}, '["INTEGER"]'))`;
     case 'int_map':
       return `TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER))`;
+    case 'double':
+      // NaN and infinities (`NaN`, `inf`, `1e309`) parse as doubles but have no JSON form: served
+      // documents would break. They are unparseable values: stored as NULL and counted.
+      return `CASE WHEN isfinite(TRY_CAST(${expr} AS DOUBLE)) THEN TRY_CAST(${expr} AS DOUBLE) END`;
     default:
       return `TRY_CAST(${expr} AS ${KIND_SQL_TYPE[kind]})`;
   }

@@ -4,11 +4,11 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
-import { CORE_EXTRA_FIELDS, HOURS, OPEN_HOURS, WEEKLY_EXTRA_FIELDS, writeFullDrop } from '../helpers/full-drop.ts';
+import { CORE_EXTRA_FIELDS, FULL_HEADER, FULL_ROWS, HOURS, OPEN_HOURS, WEEKLY_EXTRA_FIELDS, writeFullDrop } from '../helpers/full-drop.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
-import { KEYS } from '../helpers/write-csv.ts';
+import { KEYS, writeCsv } from '../helpers/write-csv.ts';
 
 const LOOKUP = (selection: string) => `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey ${selection} } }`;
 
@@ -100,6 +100,41 @@ describe('every delivered column through the API', () => {
       ] },
       extensions: { row_count: 3, version_date: full.label },
     });
+  });
+
+  it('keeps NaN and infinities out of served values: null, counted as unparseable, the rest of the row unchanged', async () => {
+    // Parsed as doubles they have no JSON form: before this rule a look-up of such a POI failed whole.
+    const rows = FULL_ROWS.map((r) => [...r]);
+    const at = (name: string) => FULL_HEADER.indexOf(name);
+    rows[0]![at('latitude')] = 'NaN';
+    rows[0]![at('distance_from_home')] = 'Infinity';
+    rows[0]![at('normalized_visits_by_total_visits')] = '1e309';
+    rows[1]![at('median_dwell')] = '-inf';
+    const drop = path.join(dir, 'not-finite.csv');
+    await writeCsv(drop, FULL_HEADER, rows);
+    const dataDir = path.join(dir, 'not-finite');
+    const config = testConfig(dataDir);
+    const result = await loadDrop({ dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) });
+    expect([result.report.products.core?.unparseable_values, result.report.products.weekly?.unparseable_values])
+      .to.deep.equal([{ latitude: 1 }, { distance_from_home: 1, median_dwell: 1, normalized_visits_by_total_visits: 1 }]);
+    const server = await startServer(config, createLogger('silent', 'test'));
+    try {
+      const res = await postGraphql(server.url, {
+        query: LOOKUP(`placedata_core { location_name ${CORE_EXTRA_FIELDS} } placedata_weekly_patterns(date: "2022-04-20") { raw_visit_counts ${WEEKLY_EXTRA_FIELDS} }`),
+        variables: { k: KEYS.slice(0, 2) },
+      });
+      expect(res.body).to.deep.equal({
+        data: { batch_lookup: [
+          { placekey: KEYS[0], placedata_core: { location_name: 'Burger Stop', ...CORE_EXTRAS[0], latitude: null },
+            placedata_weekly_patterns: { raw_visit_counts: 70, ...WEEKLY_EXTRAS[0], distance_from_home: null, normalized_visits_by_total_visits: null } },
+          { placekey: KEYS[1], placedata_core: { location_name: 'Quiet Park', ...CORE_EXTRAS[1] },
+            placedata_weekly_patterns: { raw_visit_counts: 7, ...WEEKLY_EXTRAS[1], median_dwell: null } },
+        ] },
+        extensions: { row_count: 2, version_date: result.label },
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it('mixes spec-only and full selections of the same product in one request (aliases), each with only its fields', async () => {
