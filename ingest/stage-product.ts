@@ -1,5 +1,5 @@
 import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import { KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
+import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
 import { readFailure } from './load-failure.ts';
@@ -24,11 +24,19 @@ function asText(file: DropFile, key: string): string {
   return /[[\]]|MAP\(|STRUCT\(/.test(type) ? `CAST(to_json(${col}) AS VARCHAR)` : `CAST(${col} AS VARCHAR)`;
 }
 
+/** A spec column's typed value; integers refuse values with a fraction rather than round them. */
+function specParseSql(type: string, col: string): string {
+  if (type === 'VARCHAR') return col;
+  if (type === 'INTEGER') return integerSql(col, 'INTEGER');
+  if (type === 'INTEGER[]') return integerListSql(col, `TRY_CAST(${col} AS INTEGER[])`);
+  return `TRY_CAST(${col} AS ${type})`;
+}
+
 /** Staged columns, typed: spec columns by their type (a value that fails is caught by the row rules), extras by the catalog. */
 function typedColumns(layout: ProductLayout): { name: string; sqlType: string; expr: string }[] {
   const spec = layout.spec.map((c) => ({
     name: c.name, sqlType: c.type,
-    expr: c.type === 'VARCHAR' ? quoteIdent(c.name) : `TRY_CAST(${quoteIdent(c.name)} AS ${c.type})`,
+    expr: specParseSql(c.type, quoteIdent(c.name)),
   }));
   const extras = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind], expr: parseSql(e.kind, quoteIdent(e.name)) }));
   return [...spec, ...extras];

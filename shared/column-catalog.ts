@@ -96,6 +96,21 @@ export function belongsTo(name: string, product: CatalogProduct): boolean {
   return inCatalog(name, product);
 }
 
+// A number written with a fraction or an exponent (`546.5`, `1.5`, `5e2`): DuckDB's integer
+// casts round it (546.5 -> 547) instead of failing, so it is refused before the cast. Zero
+// fractions (`546.0`, as pandas writes counts) are exact and pass.
+const FRACTION = String.raw`-?([0-9]*\.[0-9]*[1-9]|[0-9.]+[eE])`;
+
+/** An integer cast that refuses (NULL) a value it would round. */
+export function integerSql(expr: string, type: 'INTEGER' | 'BIGINT'): string {
+  return `CASE WHEN NOT regexp_matches(${expr}, '${FRACTION}') THEN TRY_CAST(${expr} AS ${type}) END`;
+}
+
+/** `cast` of a JSON list of integers, or NULL when an element has a fraction (it would be rounded). */
+export function integerListSql(expr: string, cast: string): string {
+  return `CASE WHEN NOT regexp_matches(${expr}, '(^|[\[,])\s*${FRACTION}') THEN ${cast} END`;
+}
+
 /**
  * SQL turning staged text (CSV text, or the JSON/text form of a typed Parquet value) into the
  * column's type; a value that does not parse becomes NULL and is counted in the load report.
@@ -109,13 +124,16 @@ export function parseSql(kind: ColumnKind, expr: string): string {
       return `CASE WHEN ${expr} LIKE '[%' THEN TRY_CAST(TRY_CAST(${expr} AS JSON) AS VARCHAR[]) ELSE string_split(${expr}, ',') END`;
     case 'int_list':
       // json_transform parses JSON arrays about twice as fast as a VARCHAR-to-list cast.
-      return `try(json_transform_strict(${expr}, '["INTEGER"]'))`;
+      return integerListSql(expr, `try(json_transform_strict(${expr}, '["INTEGER"]'))`);
     case 'int_map':
-      return `TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER))`;
+      // A value with a fraction follows a key's closing quote and colon.
+      return `CASE WHEN NOT regexp_matches(${expr}, '"\s*:\s*${FRACTION}') THEN TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER)) END`;
     case 'double':
       // NaN and infinities (`NaN`, `inf`, `1e309`) parse as doubles but have no JSON form: served
       // documents would break. They are unparseable values: stored as NULL and counted.
       return `CASE WHEN isfinite(TRY_CAST(${expr} AS DOUBLE)) THEN TRY_CAST(${expr} AS DOUBLE) END`;
+    case 'bigint':
+      return integerSql(expr, 'BIGINT');
     default:
       return `TRY_CAST(${expr} AS ${KIND_SQL_TYPE[kind]})`;
   }

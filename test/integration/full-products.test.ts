@@ -102,21 +102,29 @@ describe('every delivered column through the API', () => {
     });
   });
 
-  it('keeps NaN and infinities out of served values: null, counted as unparseable, the rest of the row unchanged', async () => {
-    // Parsed as doubles they have no JSON form: before this rule a look-up of such a POI failed whole.
+  it('never serves a changed number: NaN, infinities and integers with a fraction are null and counted, a zero fraction is exact, the rest of the row unchanged', async () => {
+    // As doubles NaN and infinities have no JSON form (a look-up of such a POI failed whole), and
+    // DuckDB's integer casts round 546.5 to 547 and [1.5] to [2] instead of failing.
     const rows = FULL_ROWS.map((r) => [...r]);
     const at = (name: string) => FULL_HEADER.indexOf(name);
     rows[0]![at('latitude')] = 'NaN';
     rows[0]![at('distance_from_home')] = 'Infinity';
     rows[0]![at('normalized_visits_by_total_visits')] = '1e309';
+    rows[0]![at('visits_by_each_hour')] = JSON.stringify(HOURS).replace('[0,1,', '[0,1.5,');
+    rows[0]![at('visitor_home_cbgs')] = '{"250138011001":4.5,"090091234005":7}';
+    rows[0]![at('raw_visitor_counts')] = '40.0';
     rows[1]![at('median_dwell')] = '-inf';
+    rows[1]![at('device_type')] = '{"android":4.0}';
+    rows[2]![at('naics_code')] = '445110.5';
     const drop = path.join(dir, 'not-finite.csv');
     await writeCsv(drop, FULL_HEADER, rows);
     const dataDir = path.join(dir, 'not-finite');
     const config = testConfig(dataDir);
-    const result = await loadDrop({ dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) });
+    const result = await loadDrop({ dataDir, inputs: [drop], month: '2022-04', settings: { ...buildSettingsOf(config), maxRejectShare: 0.5 } });
     expect([result.report.products.core?.unparseable_values, result.report.products.weekly?.unparseable_values])
-      .to.deep.equal([{ latitude: 1 }, { distance_from_home: 1, median_dwell: 1, normalized_visits_by_total_visits: 1 }]);
+      .to.deep.equal([{ latitude: 1 }, { distance_from_home: 1, median_dwell: 1, normalized_visits_by_total_visits: 1, visits_by_each_hour: 1, visitor_home_cbgs: 1 }]);
+    // naics_code is a spec column: a row whose value cannot be kept exactly is rejected, with its reason.
+    expect([result.report.products.core?.rejected, result.report.products.core?.rows_loaded]).to.deep.equal([{ unparseable_naics_code: 1 }, 2]);
     const server = await startServer(config, createLogger('silent', 'test'));
     try {
       const res = await postGraphql(server.url, {
@@ -126,7 +134,8 @@ describe('every delivered column through the API', () => {
       expect(res.body).to.deep.equal({
         data: { batch_lookup: [
           { placekey: KEYS[0], placedata_core: { location_name: 'Burger Stop', ...CORE_EXTRAS[0], latitude: null },
-            placedata_weekly_patterns: { raw_visit_counts: 70, ...WEEKLY_EXTRAS[0], distance_from_home: null, normalized_visits_by_total_visits: null } },
+            placedata_weekly_patterns: { raw_visit_counts: 70, ...WEEKLY_EXTRAS[0], distance_from_home: null, normalized_visits_by_total_visits: null,
+              visits_by_each_hour: null, visitor_home_cbgs: null } },
           { placekey: KEYS[1], placedata_core: { location_name: 'Quiet Park', ...CORE_EXTRAS[1] },
             placedata_weekly_patterns: { raw_visit_counts: 7, ...WEEKLY_EXTRAS[1], median_dwell: null } },
         ] },
