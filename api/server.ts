@@ -46,7 +46,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const app = createApp({
     store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
-    limiter, draining: () => draining,
+    limiter, draining: () => draining, metricsToken: config.metricsToken,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
