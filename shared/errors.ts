@@ -25,6 +25,10 @@ export const ErrorCodes = {
   BAD_DROP: 'BAD_DROP',
   /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  /** A queued load failed after its retries for a reason other than the drop (see the job's reason). */
+  LOAD_FAILED: 'LOAD_FAILED',
+  /** A service a command needs (Redis, for the queue) does not answer. */
+  UNAVAILABLE: 'UNAVAILABLE',
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
   VERSION_INVALID: 'VERSION_INVALID',
   KEY_EXISTS: 'KEY_EXISTS',

@@ -78,7 +78,11 @@ describe('the placedata CLI, as an operator runs it', () => {
     await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow('bad', 'Bad')]);
     const bad = await placedata(['load', drop], env);
     expect(bad.code).to.equal(2);
+    // Not a terminal: progress is a line per phase on stderr, before the refusal.
     expect(bad.stderr).to.equal([
+      'progress: inspect 1%',
+      'progress: stage 5%',
+      'progress: check 40%',
       'error BAD_DROP: no usable core row in the drop (1 read, 1 rejected)',
       'core: read 1, loaded 0, rejected 1, duplicates dropped 0',
       '  rejected malformed_placekey: 1',
