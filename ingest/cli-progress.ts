@@ -21,13 +21,15 @@ export interface ProgressReporter {
  */
 export function progressReporter(mode: ProgressMode, err: (line: string) => void, stream: NodeJS.WritableStream = process.stderr): ProgressReporter {
   if (mode === 'bar') {
-    const bar = new cliProgress.SingleBar({ format: 'load [{bar}] {percent}% | {phase} | {rows} rows', hideCursor: true, stream }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar({ format: 'load [{bar}] {percentage}% | {phase} | {rows} rows', hideCursor: true, stream }, cliProgress.Presets.shades_classic);
     let started = false;
+    let rows = 0; // phases that do not count rows keep the last count
     return {
       update: (p) => {
         if (!started) bar.start(100, 0, { phase: 'queued', rows: 0 });
         started = true;
-        bar.update(Math.round(p.percent ?? 0), { phase: p.phase ?? '', rows: p.rows ?? 0 });
+        rows = p.rows ?? rows;
+        bar.update(Math.round(p.percent ?? 0), { phase: p.phase ?? '', rows });
       },
       stop: () => {
         if (started) bar.stop();
