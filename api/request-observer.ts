@@ -13,7 +13,7 @@ export interface RequestRecord {
   readonly request_id: string;
   readonly method: string;
   readonly path: string;
-  /** null: not an API request (health, metrics, pages); logged at debug, not counted. */
+  /** null: not an API request (health, metrics, pages, unknown paths): logged, not counted. */
   readonly operation: Operation | null;
   readonly status: number;
   readonly outcome: Outcome;
@@ -30,6 +30,7 @@ export interface RequestRecord {
 /** An incoming request id is kept when it looks like one (a proxy's UUID or hex id); anything else is replaced. */
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{8,128}$/;
 const MAX_LOGGED_PATH = 100;
+const PROBES: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 
 function requestId(req: Request): string {
   const incoming = req.get('x-request-id');
@@ -61,9 +62,10 @@ export function observeRequests(log: Logger, observe: (record: RequestRecord) =>
     // 'close' fires after 'finish', and also when the client goes away first.
     res.once('close', () => {
       const record = recordOf(req, res, id, started, maxTokens);
-      if (record.operation === null) return log.debug(record, 'request');
+      // Probes and scrapes come every few seconds: their lines would drown the rest.
+      if (PROBES.has(req.path)) return log.debug(record, 'request');
       log.info(record, 'request');
-      observe(record);
+      if (record.operation !== null) observe(record);
     });
     next();
   };

@@ -69,8 +69,12 @@ describe('metrics and the request log after known traffic (real server, demo ver
     // Over the limit: one that would fit a fresh window, one that never could.
     await send(batch(keys.slice(0, 10)), { operation: 'batch_lookup', outcome: 'rate_limited', code: 'RATE_LIMITED', placekeys: 10 });
     await send({ query: `{ batch_lookup(placekeys: ${JSON.stringify(keys.slice(0, 50))}) { placekey } }` }, { operation: 'batch_lookup', outcome: 'rate_limited', code: 'RATE_LIMITED', placekeys: 50 });
-    // Not API requests: logged at debug (muted here), never counted.
+    // Not API requests: never counted; a probe is logged at debug (muted here), another path at info.
     expect((await fetch(`${server.url}/healthz`)).status).to.equal(200);
+    const missing = await fetch(`${server.url}/v2/nothing?placekey=${encodeURIComponent(keys[0]!)}`);
+    expect(missing.status).to.equal(404);
+    sent.push({ res: { status: 404, headers: missing.headers, body: await missing.json() },
+      line: { ...base(missing.headers.get('x-request-id')!, { method: 'GET', path: '/v2/nothing', operation: null, status: 404, outcome: 'refused', code: 'NOT_FOUND' }) } });
   });
 
   after(async () => {
@@ -79,7 +83,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
   });
 
   it('answered the traffic as planned', () => {
-    expect(sent.map((s) => s.res.status)).to.deep.equal([401, 401, 415, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 404, 200, 429, 429]);
+    expect(sent.map((s) => s.res.status)).to.deep.equal([401, 401, 415, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 404, 200, 429, 429, 404]);
     expect(sent.map((s) => s.res.body.errors?.[0]?.extensions?.code ?? 'none')).to.deep.equal(sent.map((s) => s.line['code']));
   });
 
@@ -152,7 +156,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
     expect(parsePrometheus(await ok.text()).has('placedata_versions_retained')).to.equal(true);
   });
 
-  it('logs one whole JSON line per API request, with the id it echoed, and never a key, Placekey, variable or query text', () => {
+  it('logs one whole JSON line per request, with the id it echoed, and never a key, Placekey, variable or query text', () => {
     const lines = memory.lines().filter((l) => l['msg'] === 'request');
     expect(lines.map((l) => {
       expect(l['ms']).to.be.a('number').and.at.least(0);

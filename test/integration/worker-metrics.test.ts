@@ -56,10 +56,22 @@ describe('the worker\'s metrics and job log after real loads through Redis', fun
     const bad = path.join(dir, 'bad');
     await mkdir(bad);
     await writeCsv(path.join(bad, 'core.csv'), CORE_HEADER, [coreRow('nope@nope', 'Bad')]);
-    const loaded = await placedata(['enqueue', good, '--month', '2022-04', '--wait', '--no-progress'], env);
-    expect(loaded.code, loaded.stderr).to.equal(0);
-    const refused = await placedata(['enqueue', bad, '--wait', '--no-progress'], env);
-    expect(refused.code, refused.stderr).to.equal(2);
+    const loaded = await placedata(['enqueue', good, '--month', '2022-04', '--wait', '--no-progress', '--json'], env);
+    expect([loaded.code, loaded.stderr]).to.deep.equal([0, '']);
+    const result = JSON.parse(loaded.stdout) as { job_id: string; result: { label: string } };
+    expect(result).to.deep.equal({
+      job_id: result.job_id, created: true,
+      result: {
+        label: result.result.label, alreadyLoaded: false, removedVersions: [],
+        summary: 'core: read 3, loaded 2, rejected 1, duplicates dropped 0\n  rejected malformed_placekey: 1\nweekly: read 1, loaded 1, rejected 0, duplicates dropped 0\n' +
+          '  e.g. core core.csv row 3: malformed_placekey (not-a-placekey)\nweeks loaded: 2022-04-04\nrelease month: 2022-04 (from argument)',
+      },
+    });
+    const refused = await placedata(['enqueue', bad, '--wait', '--no-progress', '--json'], env);
+    expect(refused).to.deep.equal({
+      code: 2, stdout: '', stderr: JSON.stringify({ error: { code: 'BAD_DROP', message: 'load failed: BAD_DROP: no usable core row in the drop (1 read, 1 rejected)\n' +
+        'core: read 1, loaded 0, rejected 1, duplicates dropped 0\n  rejected malformed_placekey: 1\n  e.g. core core.csv row 1: malformed_placekey (nope@nope)' } }) + '\n',
+    });
 
     const samples = await scrape(url, { authorization: `Bearer ${METRICS_TOKEN}` });
     const varying = (k: string) => /^placedata_ingest_job_duration_seconds_(bucket|sum)/.test(k) || k === 'placedata_ingest_last_completed_timestamp_seconds';
