@@ -1,6 +1,8 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { metricsText } from '../shared/process-metrics.ts';
+import { versionFilePath } from '../shared/version-files.ts';
 import { parseLabel } from '../shared/version-label.ts';
+import { readLoadFigures, type ProductFigures } from './load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
 import type { VersionCatalog } from './version-catalog.ts';
 import type { VersionStore } from './version-store.ts';
@@ -74,6 +76,21 @@ export class ApiMetrics {
         this.reset();
         const current = (await list()).find((v) => v.label === store.current?.label);
         if (current) this.set(current.weeks_covered);
+      },
+    });
+    // A version file never changes: its load's figures are read once per label (the last one kept).
+    let figures: { label: string; figures: Promise<Record<string, ProductFigures> | null> } | null = null;
+    new Gauge({
+      name: 'placedata_version_load_rows', help: 'What the load that built the version in service did to each delivered product\'s rows (read, loaded, rejected, duplicates)',
+      labelNames: ['product', 'kind'], registers,
+      async collect() {
+        this.reset();
+        const label = store.current?.label;
+        if (!label) return;
+        if (figures?.label !== label) figures = { label, figures: readLoadFigures(versionFilePath(catalog.dataDir, label)) };
+        for (const [product, f] of Object.entries((await figures.figures) ?? {})) {
+          for (const kind of ['read', 'loaded', 'rejected', 'duplicates'] as const) this.set({ product, kind }, f[kind]);
+        }
       },
     });
     new Gauge({

@@ -240,10 +240,12 @@ async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Pro
     await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT * FROM prev.${TABLES.core}`);
     report.core_carried_forward = true;
   }
-  // A week delivered again replaces that week; every other retained week carries forward.
-  const newWeeks = report.weeks_loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
-  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`);
-  const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`)).getRowObjectsJS()[0]!;
+  // A week delivered again replaces that week; every other retained week carries forward. With no
+  // week delivered every week carries forward (`NOT IN (NULL)` would match none and drop the history).
+  const newWeeks = report.weeks_loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ');
+  const kept = newWeeks ? ` WHERE week_start NOT IN (${newWeeks})` : '';
+  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM prev.${TABLES.weekly}${kept}`);
+  const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM prev.${TABLES.weekly}${kept}`)).getRowObjectsJS()[0]!;
   report.weeks_carried_forward = Number(row['n']);
 }
 

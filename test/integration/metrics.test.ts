@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
@@ -6,7 +7,9 @@ import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { CORE_QUERY, postGraphql, type GqlResponse } from '../helpers/graphql-client.ts';
 import { memoryLogger } from '../helpers/memory-log.ts';
 import { parsePrometheus, samplesNamed, scrape } from '../helpers/prometheus-text.ts';
+import { eventually } from '../helpers/eventually.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { coreRow, CORE_HEADER, KEYS, writeCsv } from '../helpers/write-csv.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 
 const METRICS_TOKEN = 'scrape-token-for-the-test-0001';
@@ -131,6 +134,15 @@ describe('metrics and the request log after known traffic (real server, demo ver
       'placedata_version_rows{product="core"}': 300,
       'placedata_version_rows{product="weekly"}': fixture.weekly.length,
       placedata_version_weeks: 4,
+      // The demo load's report, as stored in the version file.
+      'placedata_version_load_rows{kind="read",product="core"}': 300,
+      'placedata_version_load_rows{kind="loaded",product="core"}': 300,
+      'placedata_version_load_rows{kind="rejected",product="core"}': 0,
+      'placedata_version_load_rows{kind="duplicates",product="core"}': 0,
+      'placedata_version_load_rows{kind="read",product="weekly"}': fixture.weekly.length,
+      'placedata_version_load_rows{kind="loaded",product="weekly"}': fixture.weekly.length,
+      'placedata_version_load_rows{kind="rejected",product="weekly"}': 0,
+      'placedata_version_load_rows{kind="duplicates",product="weekly"}': 0,
       placedata_versions_retained: 1,
     })), 'placedata_'));
     const age = samples.get('placedata_version_age_seconds')!;
@@ -143,6 +155,29 @@ describe('metrics and the request log after known traffic (real server, demo ver
     // A scrape is not an API request: scraping again changes no count.
     const again = await scrape(`${server.url}/metrics`, auth);
     expect(samplesNamed(again, 'placedata_requests_total')).to.deep.equal(samplesNamed(samples, 'placedata_requests_total'));
+  });
+
+  it('follows a new version: one version_info series, its rows and load figures, two retained', async () => {
+    const config = testConfig(path.join(dir, 'data'));
+    const drop = path.join(dir, 'april');
+    await mkdir(drop);
+    await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Only'), coreRow('bad', 'Rejected')]);
+    const next = (await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-04', settings: { ...buildSettingsOf(config), maxRejectShare: 0.5 } })).label;
+    const auth = { authorization: `Bearer ${METRICS_TOKEN}` };
+    await eventually(async () => expect((await scrape(`${server.url}/metrics`, auth)).has(`placedata_version_info{release_month="2022-04",version="${next}"}`)).to.equal(true), 5000);
+    const samples = await scrape(`${server.url}/metrics`, auth);
+    // This load delivered core only: the demo version's four weeks carry forward.
+    expect(samplesNamed(samples, 'placedata_version', (k) => k.startsWith('placedata_version_age_seconds'))).to.deep.equal({
+      [`placedata_version_info{release_month="2022-04",version="${next}"}`]: 1,
+      'placedata_version_load_rows{kind="duplicates",product="core"}': 0,
+      'placedata_version_load_rows{kind="loaded",product="core"}': 1,
+      'placedata_version_load_rows{kind="read",product="core"}': 2,
+      'placedata_version_load_rows{kind="rejected",product="core"}': 1,
+      'placedata_version_rows{product="core"}': 1,
+      'placedata_version_rows{product="weekly"}': fixture.weekly.length,
+      placedata_version_weeks: 4,
+      placedata_versions_retained: 2,
+    });
   });
 
   it('asks for the bearer token when METRICS_TOKEN is set', async () => {
