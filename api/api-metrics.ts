@@ -11,8 +11,8 @@ import type { VersionStore } from './version-store.ts';
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 /** Placekeys per batch_lookup request, up to MAX_BATCH's default and past it. */
 const BATCH_BUCKETS = [1, 5, 10, 25, 50, 100, 250, 500, 1000, 5000];
-/** Operations whose rows are places (entries and search results), counted as Placekeys served. */
-const PLACE_OPERATIONS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'search']);
+/** Operations whose rows are places (entries, search results, exported rows), counted as Placekeys served. */
+const PLACE_OPERATIONS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'search', 'export']);
 
 /**
  * The web process's metrics (docs/operations.md, Metrics), in a registry of its own so that
@@ -32,7 +32,7 @@ export class ApiMetrics {
     this.#requests = new Counter({ name: 'placedata_requests_total', help: 'API requests by operation, outcome and error code (none when served)', labelNames: ['operation', 'outcome', 'code'], registers });
     this.#duration = new Histogram({ name: 'placedata_request_duration_seconds', help: 'Time from a request\'s arrival to the end of its response', labelNames: ['operation', 'outcome'], buckets: DURATION_BUCKETS, registers });
     this.#batch = new Histogram({ name: 'placedata_batch_lookup_placekeys', help: 'Placekeys asked for by each batch_lookup request whose body was read, whatever its outcome', buckets: BATCH_BUCKETS, registers });
-    this.#served = new Counter({ name: 'placedata_placekeys_served_total', help: 'Places returned (extensions.row_count) by batch_lookup, lookup and search requests', labelNames: ['operation'], registers });
+    this.#served = new Counter({ name: 'placedata_placekeys_served_total', help: 'Places returned by batch_lookup, lookup and search requests (extensions.row_count) and rows streamed by exports', labelNames: ['operation'], registers });
     this.#rateLimited = new Counter({ name: 'placedata_rate_limited_total', help: 'Requests refused by the per-key rate limit (429 RATE_LIMITED)', labelNames: ['operation'], registers });
     new Gauge({
       name: 'placedata_version_info', help: 'The version in service (value 1), by label and release month', labelNames: ['version', 'release_month'], registers,

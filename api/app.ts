@@ -1,8 +1,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { ErrorCodes, isAppError } from '../shared/errors.ts';
+import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { ApiMetrics } from './api-metrics.ts';
 import { sendError } from './error-body.ts';
+import { exportRequest } from './export-request.ts';
+import { exportCharge, exportRoute, exportSlots } from './export-route.ts';
 import { graphqlRoute } from './graphql-route.ts';
 import { metricsRoute } from './metrics-route.ts';
 import type { KeyRing } from './key-ring.ts';
@@ -11,9 +13,13 @@ import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
 import { observeRequests } from './request-observer.ts';
 import { buildSchema } from './schema.ts';
+import { statusRoutes, type RollbackFn } from './status-routes.ts';
+import type { LoadJobReader } from '../shared/load-job-reader.ts';
+import { webPages } from './web-pages.ts';
 import { bodyGuard, preflight, transportGuard } from './transport-guard.ts';
 import type { VersionCatalog } from './version-catalog.ts';
-import type { Lease, VersionStore } from './version-store.ts';
+import { takeLease } from './take-lease.ts';
+import type { VersionStore } from './version-store.ts';
 
 export interface AppOptions {
   readonly store: VersionStore;
@@ -29,42 +35,18 @@ export interface AppOptions {
   readonly maxRootFields: number;
   /** Per-key rate limits, or null when they are off (RATE_LIMIT_POINTS=0). */
   readonly limiter: KeyRateLimiter | null;
+  /** Bulk exports streamed at once by this process (EXPORT_CONCURRENCY). */
+  readonly exportConcurrency: number;
+  /** Rate-limit points one export costs (EXPORT_COST). */
+  readonly exportCost: number;
+  /** How long an export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS). */
+  readonly exportStallMs: number;
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
+  /** The status page's rollback and load-queue reader (status-routes.ts). */
+  readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null };
   /** Bearer token GET /metrics requires (METRICS_TOKEN); null or absent: open. */
   readonly metricsToken?: string | null;
-}
-
-/** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */
-export const VERSION_HEADER = 'x-placedata-version';
-
-/**
- * Takes the request's hold on one version: the current one, or the retained version the
- * request pins with VERSION_HEADER (an unknown or deleted one is refused before GraphQL runs).
- */
-function takeLease(store: VersionStore) {
-  const hold = (res: Response, next: NextFunction, lease: Lease): void => {
-    res.locals['lease'] = lease;
-    res.on('close', () => lease.release());
-    next();
-  };
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const pinned = req.get(VERSION_HEADER)?.trim();
-    if (pinned) {
-      store.acquirePinned(pinned).then((lease) => {
-        if (res.writableEnded || res.destroyed) return lease.release();
-        hold(res, next, lease);
-      }, (err: unknown) => {
-        if (!isAppError(err)) return next(err);
-        if (err.code === ErrorCodes.NOT_READY) return sendError(res, 503, err.code, err.message, { 'Retry-After': '1' });
-        sendError(res, 404, err.code, err.message);
-      });
-      return;
-    }
-    const lease = store.acquire();
-    if (!lease) return sendError(res, 503, ErrorCodes.NOT_READY, 'No dataset version is loaded yet', { 'Retry-After': '5' });
-    hold(res, next, lease);
-  };
 }
 
 function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
@@ -98,6 +80,8 @@ export function createApp(options: AppOptions): express.Express {
     else res.status(503).json({ status: 'not_ready', version_date: null });
   });
   app.get('/metrics', metricsRoute(metrics, options.metricsToken ?? null));
+  app.use(webPages());
+  app.use(statusRoutes({ ...options, ...options.admin }));
   app.options('/v1/graphql', preflight());
   // Cheapest refusals first; nothing reads data or takes a version before the rate limit.
   app.all('/v1/graphql',
@@ -108,6 +92,15 @@ export function createApp(options: AppOptions): express.Express {
     ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
     takeLease(options.store),
     graphqlRoute({ ...options, schema: buildSchema(), currentLabel: () => options.store.current?.label ?? null }));
+  // Bulk export: the same key check and rate limiter as GraphQL, and the same version lease
+  // (pinning included), held until the stream ends (docs/api.md, Bulk export).
+  app.all('/v1/export/:product',
+    requireKey(options.keys),
+    exportRequest(),
+    exportSlots(options.exportConcurrency),
+    ...(options.limiter ? [exportCharge(options.limiter, options.exportCost)] : []),
+    takeLease(options.store),
+    exportRoute(options.log, options.exportStallMs));
   app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
   app.use(bodyErrors);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

@@ -26,9 +26,20 @@ function rateLimitHeaders(d: RateDecision, windowSeconds: number): Record<string
  * Past the limit: 429 RATE_LIMITED with Retry-After; every answer carries the RateLimit headers.
  */
 export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
+  return chargeRequests(limiter, (req) => Math.max(1, inspectOperation(requestParams(req), maxTokens).placekeys),
+    (cost, points, windowSeconds) => `This request asks for ${cost} Placekeys; the rate limit allows ${points} per ${windowSeconds} s`);
+}
+
+/**
+ * Charges each request `costOf(req)` points of its key's window (see rateLimit). `overWindow`
+ * words the refusal of a request that costs more than a whole window (waiting cannot help it,
+ * so it gets no Retry-After).
+ */
+export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request) => number,
+  overWindow: (cost: number, points: number, windowSeconds: number) => string) {
   const { points, windowSeconds } = limiter.settings;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const cost = Math.max(1, inspectOperation(requestParams(req), maxTokens).placekeys);
+    const cost = costOf(req);
     let decision: RateDecision;
     try {
       decision = await limiter.take(res.locals['keyDigest'] as string, cost);
@@ -37,10 +48,7 @@ export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
     }
     res.set(rateLimitHeaders(decision, windowSeconds));
     if (decision.allowed) return next();
-    if (cost > points) {
-      // Waiting does not help this request: no Retry-After.
-      return sendError(res, 429, ErrorCodes.RATE_LIMITED, `This request asks for ${cost} Placekeys; the rate limit allows ${points} per ${windowSeconds} s`);
-    }
+    if (cost > points) return sendError(res, 429, ErrorCodes.RATE_LIMITED, overWindow(cost, points, windowSeconds));
     sendError(res, 429, ErrorCodes.RATE_LIMITED, `Rate limit exceeded: this key may ask for ${points} Placekeys per ${windowSeconds} s`,
       { 'Retry-After': String(decision.resetSeconds) });
   };

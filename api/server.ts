@@ -9,6 +9,8 @@ import { KeyRing } from './key-ring.ts';
 import { KeyRateLimiter } from './key-rate-limiter.ts';
 import { VersionCatalog } from './version-catalog.ts';
 import { VersionStore } from './version-store.ts';
+import { LoadJobReader } from '../shared/load-job-reader.ts';
+import { rollback } from '../shared/rollback.ts';
 
 export interface RunningServer {
   readonly url: string;
@@ -34,19 +36,27 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     dataDir: config.dataDir, pollMs: config.pointerPollMs,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
   }, log);
-  const keys = new KeyRing(config.keysFile, config.devApiKeys, log);
+  const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
   await keys.refresh();
   await store.start();
   const keyTimer = setInterval(() => void keys.refresh(), config.pointerPollMs);
   keyTimer.unref();
   let draining = false;
+  // The status page reads the load queue the workers take jobs from (connects on first use).
+  const jobs = new LoadJobReader({ redisUrl: config.redisUrl, queueName: config.loadQueue });
   const limiter = config.rateLimitPoints > 0
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
   const app = createApp({
     store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
-    limiter, draining: () => draining, metricsToken: config.metricsToken,
+    limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
+    admin: {
+      // The same verified pointer move as `placedata rollback` (the check opens the file briefly, read-only).
+      rollback: (label) => rollback(config.dataDir, { label }, config.apiMemoryLimit),
+      jobs,
+    },
+    metricsToken: config.metricsToken,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
@@ -66,6 +76,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     clearInterval(keyTimer);
     const result = await drain.drain(config.shutdownGraceMs);
     await store.close();
+    await jobs.close();
     log.info({ in_flight_at_stop: result.inFlightAtStop, drained: result.drained, cut_at_grace: result.cutAtGrace }, 'server stopped');
   })());
   const rateLimits = limiter ? `${config.rateLimitPoints} per ${config.rateLimitWindowSeconds} s, ${deps.redis ? 'shared through Redis' : 'per process'}` : 'off';

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/config.ts';
 import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import { activeDigests, createKey, readKeyFile, revokeKey } from '../shared/key-store.ts';
+import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../shared/key-store.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { assertReleaseMonth } from '../shared/version-label.ts';
 import { progressReporter, type ProgressMode } from './cli-progress.ts';
@@ -14,10 +14,10 @@ import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
 import type { BuildSettings } from './build-version.ts';
-import { rollback } from './rollback.ts';
+import { rollback } from '../shared/rollback.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection } from '../shared/redis-connection.ts';
 import { waitForJob } from './wait-for-job.ts';
 import { InboxScanner } from './inbox-watch.ts';
 import type { Queue } from 'bullmq';
@@ -85,7 +85,10 @@ async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: Progr
     await rm(dir, { recursive: true, force: true });
   }
   const keys = await readKeyFile(config.keysFile);
-  const key = activeDigests(keys).length === 0 && config.devApiKeys.length === 0 ? await createKey(config.keysFile, 'demo') : null;
+  // The first key of a fresh install belongs to whoever installed it: an operator, so the
+  // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
+  const fresh = activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0;
+  const key = fresh ? await createKey(config.keysFile, 'demo', new Date(), 'operator') : null;
   return { loaded, key };
 }
 
@@ -127,10 +130,10 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
         return;
       }
       const { loaded, key } = await loadDemoIfMissing(config(), opts.ifMissing ?? false, progressMode(io, opts), io);
-      if (opts.json) return out(JSON.stringify({ loaded, api_key: key === null ? null : { name: 'demo', key } }));
+      if (opts.json) return out(JSON.stringify({ loaded, api_key: key === null ? null : { name: 'demo', role: 'operator', key } }));
       if (loaded) printLoad(out, loaded);
       // Shown once, on the terminal only: the key store keeps its digest.
-      if (key) err(`created API key "demo" for the demo (shown once, stored only as a digest):\n  ${key}`);
+      if (key) err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
     });
 }
 
@@ -253,22 +256,24 @@ function addKeyCommands(cli: Command, config: () => Config, io: Io): void {
   const { out } = io;
   const keys = cli.command('keys').summary('manage API keys (stored only as SHA-256 digests)')
     .description('Manage API keys. The key file (KEYS_FILE) holds only digests; a running API re-reads it within POINTER_POLL_MS.')
-    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys list', 'placedata keys revoke partner-a'));
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator', 'placedata keys list', 'placedata keys revoke partner-a'));
   keys.command('create').argument('<name>', '1-64 letters, digits, ".", "_" or "-"').summary('create a key and print it once').description('Create a key and print it once (it is stored only as a digest: copy it now).')
-    .option('--json', 'print {"name", "key", "created_at"} as JSON')
-    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create partner-a --json | jq -r .key'))
-    .action(async (name: string, opts: { json?: boolean }) => {
+    .option('--role <role>', 'reader (the API and the status page) or operator (also rollback)', 'reader')
+    .option('--json', 'print {"name", "role", "key", "created_at"} as JSON')
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator --json | jq -r .key'))
+    .action(async (name: string, opts: { role: string; json?: boolean }) => {
       const now = new Date();
-      const key = await createKey(config().keysFile, name, now);
-      out(opts.json ? JSON.stringify({ name, key, created_at: now.toISOString() }) : key);
+      const role = parseRole(opts.role);
+      const key = await createKey(config().keysFile, name, now, role);
+      out(opts.json ? JSON.stringify({ name, role, key, created_at: now.toISOString() }) : key);
     });
-  keys.command('list').summary('list keys by name (never the keys)').description('List keys by name, with when they were created and revoked (never the keys themselves).')
+  keys.command('list').summary('list keys by name and role (never the keys)').description('List keys by name and role, with when they were created and revoked (never the keys themselves).')
     .option('--json', 'print a JSON array')
     .addHelpText('after', examples('placedata keys list --json'))
     .action(async (opts: { json?: boolean }) => {
       const records = await readKeyFile(config().keysFile);
-      if (opts.json) return out(JSON.stringify(records.map((k) => ({ name: k.name, created_at: k.created_at, revoked_at: k.revoked_at, active: k.revoked_at === null }))));
-      for (const k of records) out(`${k.name}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
+      if (opts.json) return out(JSON.stringify(records.map((k) => ({ name: k.name, role: roleOf(k), created_at: k.created_at, revoked_at: k.revoked_at, active: k.revoked_at === null }))));
+      for (const k of records) out(`${k.name}  ${roleOf(k)}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
       if (records.length === 0) out('no keys');
     });
   keys.command('revoke').argument('<name>', 'the key\'s name').summary('revoke a key').description('Revoke the active key of that name (the API refuses it within POINTER_POLL_MS).')

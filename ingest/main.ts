@@ -3,7 +3,7 @@ import { createLogger } from '../shared/logger.ts';
 import { createLoadQueue } from './load-queue.ts';
 import { createLoadWorker } from './load-worker.ts';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection } from '../shared/redis-connection.ts';
 import { cleanStaleBuilds } from './temp-files.ts';
 import { QUEUE_STATES, WorkerMetrics } from './worker-metrics.ts';
 

@@ -13,6 +13,8 @@ export interface Config {
   readonly keysFile: string;
   /** Extra API keys for development and tests (PLACEDATA_API_KEYS, comma-separated). Never logged. */
   readonly devApiKeys: readonly string[];
+  /** Development keys with the `operator` role (PLACEDATA_OPERATOR_KEYS, comma-separated); PLACEDATA_API_KEYS are readers. Never logged. */
+  readonly devOperatorKeys: readonly string[];
   /** Most Placekeys one request may ask for (MAX_BATCH, default 1000). */
   readonly maxBatch: number;
   /** Largest request body in bytes (MAX_BODY_BYTES, default 262144). */
@@ -31,6 +33,12 @@ export interface Config {
   readonly rateLimitWindowSeconds: number;
   /** Prefix of the rate-limit counters in Redis (RATE_LIMIT_PREFIX, default placedata-rl). */
   readonly rateLimitPrefix: string;
+  /** Bulk exports one API process streams at once; more are refused with 503 (EXPORT_CONCURRENCY, default 2). */
+  readonly exportConcurrency: number;
+  /** Rate-limit points one bulk export costs, whatever its size (EXPORT_COST, default 1000: a full batch_lookup's). */
+  readonly exportCost: number;
+  /** How long a bulk export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS, default 60000). */
+  readonly exportStallMs: number;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
   readonly apiConnections: number;
   /** Most Placekeys one coalesced look-up query binds (API_COALESCE_KEYS, default 1000; 1 turns coalescing off). */
@@ -121,6 +129,10 @@ function tokenVar(env: Env, name: string): string | null {
   return raw;
 }
 
+function listVar(env: Env, name: string): readonly string[] {
+  return Object.freeze((env[name] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
@@ -137,7 +149,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     host: env['HOST'] || '0.0.0.0',
     dataDir,
     keysFile: path.resolve(cwd, env['KEYS_FILE'] || path.join(dataDir, 'api-keys.json')),
-    devApiKeys: Object.freeze((env['PLACEDATA_API_KEYS'] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '')),
+    devApiKeys: listVar(env, 'PLACEDATA_API_KEYS'),
+    devOperatorKeys: listVar(env, 'PLACEDATA_OPERATOR_KEYS'),
     maxBatch: intVar(env, 'MAX_BATCH', 1000, 1, 100_000),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     maxQueryDepth: intVar(env, 'MAX_QUERY_DEPTH', 6, 2, 100),
@@ -147,6 +160,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     rateLimitPoints: intVar(env, 'RATE_LIMIT_POINTS', 60_000, 0, 1_000_000_000),
     rateLimitWindowSeconds: intVar(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     rateLimitPrefix: nameVar(env, 'RATE_LIMIT_PREFIX', 'placedata-rl'),
+    exportConcurrency: intVar(env, 'EXPORT_CONCURRENCY', 2, 1, 64),
+    exportCost: intVar(env, 'EXPORT_COST', 1000, 1, 1_000_000_000),
+    exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),

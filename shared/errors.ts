@@ -4,6 +4,8 @@
  */
 export const ErrorCodes = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** A valid key whose role may not do this (a reader key on an operator-only endpoint). */
+  FORBIDDEN: 'FORBIDDEN',
   BAD_PLACEKEY: 'BAD_PLACEKEY',
   BAD_DATE: 'BAD_DATE',
   RANGE_TOO_LONG: 'RANGE_TOO_LONG',
@@ -30,6 +32,10 @@ export const ErrorCodes = {
   /** A service a command needs (Redis, for the queue) does not answer. */
   UNAVAILABLE: 'UNAVAILABLE',
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
+  /** A bulk export asked for a week the version holds no weekly patterns for. */
+  WEEK_NOT_FOUND: 'WEEK_NOT_FOUND',
+  /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
+  EXPORTS_BUSY: 'EXPORTS_BUSY',
   VERSION_INVALID: 'VERSION_INVALID',
   KEY_EXISTS: 'KEY_EXISTS',
   KEY_NOT_FOUND: 'KEY_NOT_FOUND',

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -62,8 +62,12 @@ describe('the placedata CLI, as an operator runs it', () => {
     const ok = await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [KEYS[0]] } }, { apikey: key });
     expect(ok.status).to.equal(200);
     expect(ok.body.data.batch_lookup[0].placedata_core.location_name).to.equal('Only');
+    const ops = await placedata(['keys', 'create', 'ops', '--role', 'operator'], env);
+    expect(ops.code).to.equal(0);
+    const badRole = await placedata(['keys', 'create', 'x', '--role', 'admin'], env);
+    expect([badRole.code, badRole.stderr]).to.deep.equal([2, 'error BAD_REQUEST: role must be one of reader, operator; got "admin"\n']);
     const listed = await placedata(['keys', 'list'], env);
-    expect(listed.stdout).to.match(/^partner-a {2}created \S+ {2}active\n$/);
+    expect(listed.stdout).to.match(/^partner-a {2}reader {2}created \S+ {2}active\nops {2}operator {2}created \S+ {2}active\n$/);
     expect(listed.stdout).not.to.contain(key);
     expect((await placedata(['keys', 'revoke', 'partner-a'], env)).stdout).to.equal('revoked partner-a\n');
     await eventually(async () => {
@@ -186,15 +190,18 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const created = await placedata(['keys', 'create', 'partner-a', '--json'], env);
     const key = JSON.parse(created.stdout) as { name: string; key: string; created_at: string };
     expect([created.code, created.stderr, created.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
-    expect(key).to.deep.equal({ name: 'partner-a', key: key.key, created_at: key.created_at });
+    expect(key).to.deep.equal({ name: 'partner-a', role: 'reader', key: key.key, created_at: key.created_at });
+    const operator = JSON.parse((await placedata(['keys', 'create', 'ops-1', '--role', 'operator', '--json'], env)).stdout) as { key: string; created_at: string };
+    expect(operator).to.deep.equal({ name: 'ops-1', role: 'operator', key: operator.key, created_at: operator.created_at });
+    const ops = { name: 'ops-1', role: 'operator', created_at: operator.created_at, revoked_at: null, active: true };
     expect(key.key).to.match(/^pd_[A-Za-z0-9_-]{43}$/);
     expect(new Date(key.created_at).toISOString()).to.equal(key.created_at);
     const listed = await placedata(['keys', 'list', '--json'], env);
-    expect(JSON.parse(listed.stdout)).to.deep.equal([{ name: 'partner-a', created_at: key.created_at, revoked_at: null, active: true }]);
+    expect(JSON.parse(listed.stdout)).to.deep.equal([{ name: 'partner-a', role: 'reader', created_at: key.created_at, revoked_at: null, active: true }, ops]);
     expect(listed.stdout).not.to.contain(key.key);
     const revoked = JSON.parse((await placedata(['keys', 'revoke', 'partner-a', '--json'], env)).stdout) as { name: string; revoked_at: string };
     expect(revoked).to.deep.equal({ name: 'partner-a', revoked_at: revoked.revoked_at });
-    expect(JSON.parse((await placedata(['keys', 'list', '--json'], env)).stdout)).to.deep.equal([{ name: 'partner-a', created_at: key.created_at, revoked_at: revoked.revoked_at, active: false }]);
+    expect(JSON.parse((await placedata(['keys', 'list', '--json'], env)).stdout)).to.deep.equal([{ name: 'partner-a', role: 'reader', created_at: key.created_at, revoked_at: revoked.revoked_at, active: false }, ops]);
     expect(await placedata(['keys', 'revoke', 'partner-a', '--json'], env)).to.deep.equal({
       code: 2, stdout: '', stderr: '{"error":{"code":"KEY_NOT_FOUND","message":"no active key named \\"partner-a\\""}}\n',
     });

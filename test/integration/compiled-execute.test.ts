@@ -109,6 +109,25 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(result.data.dataset_versions).to.deep.equal([{ label: version.label, release_month: '2022-03', core_rows: 300, weekly_rows: 1138, weeks_covered: 4, current: true }]);
   });
 
+  it('answers search (a filter, two pages by alias, a cursor, nodes with their products) on the compiled path', async () => {
+    const q = `query($after: String) { search(filter: { region: "MA", naics_code: 5221 }) { places {
+      first: results(first: 2) { pageInfo { hasNextPage endCursor } edges { cursor node { placekey safegraph_core { location_name city } placedata_weekly_patterns(date: "2022-03-16") { raw_visit_counts } } } }
+      rest: results(first: 50, after: $after) { pageInfo { hasNextPage endCursor } edges { node { placekey placedata_core { naics_code } } } } } } }`;
+    const opening = await both(q, { after: null });
+    expect(opening.path).to.equal('compiled');
+    const { first } = opening.result.data.search.places;
+    expect(first.edges).to.have.length(2);
+    expect(first.pageInfo).to.deep.equal({ hasNextPage: true, endCursor: first.edges[1].cursor });
+    const next = await both(q, { after: first.pageInfo.endCursor });
+    expect(next.path).to.equal('compiled');
+    const { rest } = next.result.data.search.places;
+    expect(rest.edges.length).to.be.greaterThan(0);
+    expect(rest.edges.every((e: { node: { placekey: string } }) => e.node.placekey > first.edges[1].node.placekey)).to.equal(true);
+    // Refusals (a bad cursor, a bad page size) go to graphql-js, with the same answers.
+    expect((await both(q, { after: 'not-a-cursor' })).path).to.equal('error');
+    expect((await both(`{ search { places { results(first: 1001) { edges { cursor } } } } }`)).path).to.equal('error');
+  });
+
   it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {
     const q = `
       query Many($k: [Placekey!], $d: String) {

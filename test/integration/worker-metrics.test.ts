@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnEntry, stopProcess, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { samplesNamed, scrape } from '../helpers/prometheus-text.ts';
