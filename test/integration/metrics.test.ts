@@ -48,7 +48,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
   before(async () => {
     dir = await makeTempDir('metrics');
     fixture = await demoFixture(path.join(dir, 'drop'));
-    const config = testConfig(path.join(dir, 'data'), { RATE_LIMIT_POINTS: '40', RATE_LIMIT_WINDOW_SECONDS: '3600', MAX_BATCH: '10', METRICS_TOKEN, LOG_LEVEL: 'info' });
+    const config = testConfig(path.join(dir, 'data'), { RATE_LIMIT_POINTS: '41', RATE_LIMIT_WINDOW_SECONDS: '3600', MAX_BATCH: '10', EXPORT_COST: '1', METRICS_TOKEN, LOG_LEVEL: 'info' });
     label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
     server = await startServer(config, memory.log);
     const keys = fixture.core.map((r) => r['placekey']!);
@@ -57,7 +57,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
     await send(batch(keys.slice(0, 2)), { operation: 'unknown', outcome: 'refused', code: 'UNAUTHENTICATED' }, { apikey: '' });
     await send(batch(keys.slice(0, 2)), { operation: 'unknown', outcome: 'refused', code: 'UNAUTHENTICATED' }, { apikey: BAD_KEY });
     await send(JSON.stringify(batch(keys.slice(0, 2))), { operation: 'unknown', outcome: 'refused', code: 'BAD_REQUEST' }, { 'content-type': 'text/plain' });
-    // Charged from here: 2 + 5 + 10 served, then 1 + 1 + 1 + 5 + 1 + 1 + 11 + 1 + 1 = 40 spent.
+    // Charged from here: 2 + 5 + 10 served, then 1 + 1 + 1 + 5 + 1 + 1 + 11 + 1 + 1 + 1 (the export) = 41 spent.
     for (const n of [2, 5, 10]) await send(batch(keys.slice(0, n)), { operation: 'batch_lookup', outcome: 'ok', placekeys: n, rows: n, ...v });
     await send({ query: CORE_QUERY, variables: { placekeys: [BAD_PLACEKEY] } }, { operation: 'batch_lookup', outcome: 'refused', code: 'BAD_PLACEKEY', placekeys: 1, rows: 0, ...v });
     await send({ query: 'query($k: Placekey!) { lookup(placekey: $k) { placekey } }', variables: { k: keys[3] } }, { operation: 'lookup', outcome: 'ok', placekeys: 1, rows: 1, ...v });
@@ -69,6 +69,10 @@ describe('metrics and the request log after known traffic (real server, demo ver
     await send(batch(keys.slice(0, 11)), { operation: 'batch_lookup', outcome: 'refused', code: 'BATCH_TOO_LARGE', placekeys: 11, rows: 0, ...v });
     await send(batch(keys.slice(0, 1)), { operation: 'batch_lookup', outcome: 'refused', code: 'VERSION_NOT_FOUND', placekeys: 1, status: 404 }, { 'x-placedata-version': '1__2020_01' });
     await send({ query: '{ __typename }' }, { operation: 'introspection', outcome: 'ok', rows: 0, ...v });
+    const exported = await fetch(`${server.url}/v1/export/core?format=ndjson`, { headers: { apikey: TEST_KEY } });
+    expect((await exported.text()).trim().split('\n')).to.have.length(300);
+    sent.push({ res: { status: exported.status, headers: exported.headers, body: {} },
+      line: base(exported.headers.get('x-request-id')!, { method: 'GET', path: '/v1/export/core', operation: 'export', status: 200, outcome: 'ok', rows: 300, ...v }) });
     // Over the limit: one that would fit a fresh window, one that never could.
     await send(batch(keys.slice(0, 10)), { operation: 'batch_lookup', outcome: 'rate_limited', code: 'RATE_LIMITED', placekeys: 10 });
     await send({ query: `{ batch_lookup(placekeys: ${JSON.stringify(keys.slice(0, 50))}) { placekey } }` }, { operation: 'batch_lookup', outcome: 'rate_limited', code: 'RATE_LIMITED', placekeys: 50 });
@@ -86,7 +90,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
   });
 
   it('answered the traffic as planned', () => {
-    expect(sent.map((s) => s.res.status)).to.deep.equal([401, 401, 415, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 404, 200, 429, 429, 404]);
+    expect(sent.map((s) => s.res.status)).to.deep.equal([401, 401, 415, 200, 200, 200, 200, 200, 200, 200, 200, 200, 200, 404, 200, 200, 429, 429, 404]);
     expect(sent.map((s) => s.res.body.errors?.[0]?.extensions?.code ?? 'none')).to.deep.equal(sent.map((s) => s.line['code']));
   });
 
@@ -111,6 +115,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
       [req('batch_lookup', 'refused', 'BATCH_TOO_LARGE')]: 1,
       [req('batch_lookup', 'refused', 'VERSION_NOT_FOUND')]: 1,
       [req('introspection', 'ok', 'none')]: 1,
+      [req('export', 'ok', 'none')]: 1,
       [req('batch_lookup', 'rate_limited', 'RATE_LIMITED')]: 2,
       [dur('unknown', 'refused')]: 3,
       [dur('batch_lookup', 'ok')]: 3,
@@ -120,6 +125,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
       [dur('search', 'ok')]: 1,
       [dur('other', 'refused')]: 2,
       [dur('introspection', 'ok')]: 1,
+      [dur('export', 'ok')]: 1,
       [dur('batch_lookup', 'rate_limited')]: 2,
       // batch_lookup requests whose body was read asked for 2, 5, 10, 1, 11, 1, 10 and 50 Placekeys.
       [batchBucket('1')]: 2, [batchBucket('5')]: 4, [batchBucket('10')]: 6, [batchBucket('25')]: 7, [batchBucket('50')]: 8,
@@ -129,6 +135,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
       'placedata_placekeys_served_total{operation="batch_lookup"}': 17,
       'placedata_placekeys_served_total{operation="lookup"}': 1,
       'placedata_placekeys_served_total{operation="search"}': 5,
+      'placedata_placekeys_served_total{operation="export"}': 300,
       'placedata_rate_limited_total{operation="batch_lookup"}': 2,
       [`placedata_version_info{release_month="2022-03",version="${label}"}`]: 1,
       'placedata_version_rows{product="core"}': 300,
