@@ -239,6 +239,13 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       expect(await placedata(['enqueue', drop, '--json'], qenv)).to.deep.equal({ code: 0, stdout: JSON.stringify({ job_id: first.job_id, created: false }) + '\n', stderr: '' });
       const jobs = JSON.parse((await placedata(['jobs', '--json'], qenv)).stdout) as { enqueued_at: string }[];
       expect(jobs).to.deep.equal([{ id: first.job_id, state: 'waiting', progress: 0, attempts: 0, enqueued_at: jobs[0]!.enqueued_at, duration_ms: null, result: null, reason: null }]);
+      const inbox = path.join(dir, 'inbox');
+      await mkdir(path.join(inbox, '2022-05'), { recursive: true });
+      await writeCsv(path.join(inbox, '2022-05', 'core.csv'), CORE_HEADER, [coreRow(KEYS[1]!, 'From the inbox')]);
+      const watched = await placedata(['watch', inbox, '--once', '--json'], qenv);
+      const line = JSON.parse(watched.stdout) as { job_id: string };
+      expect([watched.code, watched.stderr, watched.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
+      expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05') });
     } finally {
       const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
       await q.obliterate({ force: true });
