@@ -1,15 +1,17 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
+import { ApiMetrics } from './api-metrics.ts';
 import { sendError } from './error-body.ts';
 import { exportRequest } from './export-request.ts';
 import { exportCharge, exportRoute, exportSlots } from './export-route.ts';
 import { graphqlRoute } from './graphql-route.ts';
+import { metricsRoute } from './metrics-route.ts';
 import type { KeyRing } from './key-ring.ts';
 import type { KeyRateLimiter } from './key-rate-limiter.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
+import { observeRequests } from './request-observer.ts';
 import { buildSchema } from './schema.ts';
 import { statusRoutes, type RollbackFn } from './status-routes.ts';
 import type { LoadJobReader } from '../shared/load-job-reader.ts';
@@ -43,23 +45,8 @@ export interface AppOptions {
   readonly draining: () => boolean;
   /** The status page's rollback and load-queue reader (status-routes.ts). */
   readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null };
-}
-
-function requestLog(log: Logger) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    const id = randomUUID();
-    res.set('x-request-id', id);
-    res.on('finish', () => {
-      // Never the key, the query or its variables: only what an operator needs.
-      log.info({
-        request_id: id, method: req.method, path: req.path, status: res.statusCode,
-        placekeys: res.locals['placekeys'] ?? 0, version: (res.locals['lease'] as { version?: { label: string } } | undefined)?.version?.label,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
-      }, 'request');
-    });
-    next();
-  };
+  /** Bearer token GET /metrics requires (METRICS_TOKEN); null or absent: open. */
+  readonly metricsToken?: string | null;
 }
 
 function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
@@ -78,7 +65,8 @@ export function createApp(options: AppOptions): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestLog(options.log));
+  const metrics = new ApiMetrics(options.store, options.catalog);
+  app.use(observeRequests(options.log, (record) => metrics.observe(record), options.maxTokens));
   app.use((_req, res, next) => {
     if (!options.draining()) return next();
     sendError(res, 503, ErrorCodes.NOT_READY, 'The server is shutting down', { Connection: 'close', 'Retry-After': '1' });
@@ -91,6 +79,7 @@ export function createApp(options: AppOptions): express.Express {
     if (current) res.json({ status: 'ready', version_date: current.label });
     else res.status(503).json({ status: 'not_ready', version_date: null });
   });
+  app.get('/metrics', metricsRoute(metrics, options.metricsToken ?? null));
   app.use(webPages());
   app.use(statusRoutes({ ...options, ...options.admin }));
   app.options('/v1/graphql', preflight());

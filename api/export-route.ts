@@ -103,7 +103,7 @@ export function exportRoute(log: Logger, stallMs: number) {
         res.status(200).set(headers);
         return request.format === 'csv' ? columns.map((c) => csvField(c.name)).join(',') + TERMINATORS.csv : '';
       });
-      res.locals['placekeys'] = result.rows;
+      res.locals['rowCount'] = result.rows; // for the request's log line and metrics
     } catch (err) {
       // A client that went away makes the fetch in flight fail (interrupted): not a fault.
       if (res.destroyed || req.socket.destroyed) {

@@ -1,10 +1,12 @@
 import type { Request, Response } from 'express';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createHandler } from 'graphql-http/lib/use/express';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { makeCompiledExecute } from './compiled-execute.ts';
 import { DocumentCache } from './document-cache.ts';
+import { noteErrorCode } from './error-body.ts';
 import { makeFormatError } from './format-error.ts';
 import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
@@ -44,9 +46,19 @@ function countRows(data: Record<string, unknown> | null | undefined, counted: Re
  * before this runs, so the response and its `extensions.version_date` always name one version.
  */
 export function graphqlRoute(options: GraphqlRouteOptions) {
-  const formatError = makeFormatError((err) => options.log.error({ err: err.message }, 'internal error hidden from a response'));
+  const hideInternal = makeFormatError((err) => options.log.error({ err: err.message }, 'internal error hidden from a response'));
+  // graphql-http formats every error it sends (parse, validation, execution) without saying for
+  // which request: the request being answered is carried by async context, so its log line and
+  // metrics get the code the caller sees.
+  const answering = new AsyncLocalStorage<Response>();
+  const formatError = (err: Readonly<Error>) => {
+    const formatted = hideInternal(err);
+    const res = answering.getStore();
+    if (res) noteErrorCode(res, String(formatted.extensions['code']));
+    return formatted;
+  };
   const documents = new DocumentCache(256);
-  return createHandler<RequestContext>({
+  const handler = createHandler<RequestContext>({
     schema: options.schema,
     parse: (query) => documents.parse(typeof query === 'string' ? query : query.body, (q) => parseWithLimits(q, options)),
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
@@ -61,9 +73,10 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;
       const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
-      res.locals['placekeys'] = rowCount;
+      res.locals['rowCount'] = rowCount;
       return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
     },
     formatError,
   }) as (req: Request, res: Response) => Promise<void>;
+  return (req: Request, res: Response): Promise<void> => answering.run(res, () => handler(req, res));
 }

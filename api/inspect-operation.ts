@@ -53,6 +53,7 @@ function fieldsOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<stri
 interface Plan {
   readonly type: string;
   readonly terms: readonly Term[];
+  readonly rootFields: readonly string[];
 }
 
 /** Literal value -> Placekeys it stands for (a single value is coerced to a one-item list). */
@@ -72,12 +73,14 @@ function termOf(operation: OperationDefinitionNode, value: ValueNode | undefined
  * The root `batch_lookup` fields of an operation, one per response key: fields with the same
  * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
  */
-function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): Term[] {
+function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): { terms: Term[]; rootFields: string[] } {
   const byResponseKey = new Map<string, Term>();
+  const rootFields = new Set<string>();
   const seen = new Set<string>();
   const walk = (set: SelectionSetNode | undefined): void => {
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
+        if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
         // `lookup` (the hosted API's single look-up) asks for one Placekey.
         if (sel.name.value === 'lookup') byResponseKey.set(sel.alias?.value ?? sel.name.value, { fixed: 1 });
         // A search costs the `first` of each of its pages (`places { results(first:) }`).
@@ -103,7 +106,7 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
     }
   };
   walk(operation.selectionSet);
-  return [...byResponseKey.values()];
+  return { terms: [...byResponseKey.values()], rootFields: [...rootFields].sort() };
 }
 
 function planOf(document: DocumentNode): Map<string, Plan> {
@@ -115,7 +118,7 @@ function planOf(document: DocumentNode): Map<string, Plan> {
   }
   const plans = new Map<string, Plan>();
   for (const op of operations) {
-    const plan = { type: op.operation as string, terms: collectLookups(op, fragments) };
+    const plan = { type: op.operation as string, ...collectLookups(op, fragments) };
     // '' stands for "the only operation", which a request may select without a name.
     if (operations.length === 1) plans.set('', plan);
     if (op.name) plans.set(op.name.value, plan);
@@ -144,6 +147,11 @@ function plansFor(query: string, maxTokens: number): Map<string, Plan> | null {
   return result;
 }
 
+function planFor(params: GraphqlParams, maxTokens: number): Plan | undefined {
+  if (typeof params.query !== 'string') return undefined;
+  return plansFor(params.query, maxTokens)?.get(typeof params.operationName === 'string' ? params.operationName : '');
+}
+
 function countVariable(variables: unknown, term: { variable: string; fallback: number; int?: boolean }): number {
   const vars = typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? variables as Record<string, unknown> : {};
   if (!Object.hasOwn(vars, term.variable)) return term.fallback;
@@ -161,10 +169,18 @@ function countVariable(variables: unknown, term: { variable: string; fallback: n
  * A document that does not parse, or a request that does not select one operation, asks for 0.
  */
 export function inspectOperation(params: GraphqlParams, maxTokens: number): OperationShape {
-  if (typeof params.query !== 'string') return { type: null, placekeys: 0 };
-  const plan = plansFor(params.query, maxTokens)?.get(typeof params.operationName === 'string' ? params.operationName : '');
+  const plan = planFor(params, maxTokens);
   if (!plan) return { type: null, placekeys: 0 };
   let placekeys = 0;
   for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
   return { type: plan.type, placekeys };
+}
+
+/**
+ * Names (not aliases) of the root fields of the operation a request selects, through fragments,
+ * without `__typename`, sorted, each once; null when the document does not parse or does not
+ * select one operation. For naming the operation in metrics and logs.
+ */
+export function inspectRootFields(params: GraphqlParams, maxTokens: number): readonly string[] | null {
+  return planFor(params, maxTokens)?.rootFields ?? null;
 }

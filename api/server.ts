@@ -56,6 +56,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
       rollback: (label) => rollback(config.dataDir, { label }, config.apiMemoryLimit),
       jobs,
     },
+    metricsToken: config.metricsToken,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

@@ -35,6 +35,11 @@ export class VersionCatalog {
     this.#memoryLimit = memoryLimit;
   }
 
+  /** The folder whose versions it lists. */
+  get dataDir(): string {
+    return this.#dataDir;
+  }
+
   /** Every retained version whose facts can be read, oldest build first. */
   async list(): Promise<DatasetVersion[]> {
     const files = await listVersionFiles(this.#dataDir);

@@ -266,9 +266,11 @@ async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Pro
     const { table, period } = PRODUCTS[product];
     if (!tables.has(table)) continue;
     const loaded = product === 'weekly' ? report.weeks_loaded : report.months_loaded;
-    const fresh = loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
-    await conn.run(`INSERT INTO ${table} BY NAME SELECT * FROM prev.${table} WHERE ${period} NOT IN (${fresh})`);
-    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT ${period})::INTEGER AS n FROM prev.${table} WHERE ${period} NOT IN (${fresh})`)).getRowObjectsJS()[0]!;
+    // With no period delivered every period carries forward (`NOT IN (NULL)` would match none and drop the history).
+    const fresh = loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ');
+    const kept = fresh ? ` WHERE ${period} NOT IN (${fresh})` : '';
+    await conn.run(`INSERT INTO ${table} BY NAME SELECT * FROM prev.${table}${kept}`);
+    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT ${period})::INTEGER AS n FROM prev.${table}${kept}`)).getRowObjectsJS()[0]!;
     if (product === 'weekly') report.weeks_carried_forward = Number(row['n']);
     else report.months_carried_forward = Number(row['n']);
   }

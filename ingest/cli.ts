@@ -1,4 +1,5 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,11 +8,12 @@ import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
 import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../shared/key-store.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { assertReleaseMonth } from '../shared/version-label.ts';
+import { progressReporter, type ProgressMode } from './cli-progress.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
-import type { BuildSettings, LoadProgress } from './build-version.ts';
+import type { BuildSettings } from './build-version.ts';
 import { rollback } from '../shared/rollback.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
@@ -19,11 +21,28 @@ import { redisConnection } from '../shared/redis-connection.ts';
 import { waitForJob } from './wait-for-job.ts';
 import { InboxScanner } from './inbox-watch.ts';
 import type { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { once } from 'node:events';
 
 /** Exit codes: 0 done, 1 failed (runtime or internal), 2 refused (bad input, bad drop, usage). */
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
+/** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
+const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND]);
+
+/** How long a queue command waits for Redis before it fails with UNAVAILABLE. */
+const REDIS_WAIT_MS = 5000;
+
 type Out = (line: string) => void;
+
+interface Io {
+  readonly out: Out;
+  readonly err: Out;
+  /** Whether stderr is a terminal: progress is then a bar, else a line per phase. */
+  readonly tty: boolean;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function buildSettings(config: Config): BuildSettings {
   return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
@@ -34,56 +53,96 @@ function printLoad(out: Out, result: LoadResult): void {
   out(formatReport(result.report));
 }
 
-async function loadDemoIfMissing(config: Config, out: Out, err: Out, ifMissing: boolean): Promise<void> {
-  if (ifMissing && (await readPointer(config.dataDir)) !== null) return;
+function progressMode(io: Io, opts: { progress?: boolean; timings?: boolean }): ProgressMode {
+  if (opts.timings) return 'timings';
+  if (opts.progress === false) return 'off';
+  return io.tty ? 'bar' : 'lines';
+}
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`It must be an integer from ${min} to ${max}.`);
+    return n;
+  };
+}
+
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
+}
+
+/** Loads the demo drop when asked; returns the load and the key it created (shown once), or nulls when nothing was done. */
+async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult | null; key: string | null }> {
+  if (ifMissing && (await readPointer(config.dataDir)) !== null) return { loaded: null, key: null };
   const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
+  const progress = progressReporter(mode, io.err);
+  let loaded: LoadResult;
   try {
     await writeDemoDrop(dir, DEMO_DEFAULTS);
-    printLoad(out, await loadDrop({ dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config) }));
+    loaded = await loadDrop({ dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config), onProgress: (p) => progress.update(p) });
   } finally {
+    progress.stop();
     await rm(dir, { recursive: true, force: true });
   }
   const keys = await readKeyFile(config.keysFile);
-  if (activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0) {
-    // The first key of a fresh install belongs to whoever installed it: an operator, so the
-    // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
-    const key = await createKey(config.keysFile, 'demo', new Date(), 'operator');
-    // Shown once, on the terminal only: the key store keeps its digest.
-    err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
-  }
+  // The first key of a fresh install belongs to whoever installed it: an operator, so the
+  // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
+  const fresh = activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0;
+  const key = fresh ? await createKey(config.keysFile, 'demo', new Date(), 'operator') : null;
+  return { loaded, key };
 }
 
-function program(config: () => Config, out: Out, err: Out): Command {
-  const cli = new Command('placedata').description('Load place-data drops into versions and manage API keys.').exitOverride()
-    .configureOutput({ writeOut: (s) => out(s.trimEnd()), writeErr: (s) => err(s.trimEnd()) });
-  cli.command('load').description('Load a drop (folders or files of CSV, gzipped CSV, Parquet) into a new version and make it current.')
+function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out, err } = io;
+  cli.command('load').summary('load a drop inline (no Redis) into a new version and serve it')
+    .description('Load a drop (folders, files or globs of CSV, gzipped CSV, Parquet) into a new version file and make it current; the running API follows within POINTER_POLL_MS. Prints the label and the load report.')
     .argument('<drop...>', 'folders or files of the drop')
-    .option('--month <YYYY-MM>', 'release month (default: from the data)')
-    .option('--json', 'print the result as JSON')
-    .option('--timings', 'print each phase\'s start, in seconds since the load began, to stderr')
-    .action(async (drop: string[], opts: { month?: string; json?: boolean; timings?: boolean }) => {
+    .option('--month <YYYY-MM>', 'release month (default: the month of the newest week, else the build month)')
+    .option('--json', 'print the result (label, file, report, ...) as one JSON object')
+    .option('--no-progress', 'no progress on stderr')
+    .option('--timings', 'progress as a line per update with seconds since the start (instead of a bar)')
+    .addHelpText('after', examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata load "/drops/2022-04/*.csv.gz" --json | jq .label'))
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
       const c = config();
-      const started = Date.now();
-      const onProgress = opts.timings ? (p: LoadProgress) => err(`${((Date.now() - started) / 1000).toFixed(1)} s: ${p.phase} ${p.percent}%`) : undefined;
-      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress });
+      const progress = progressReporter(progressMode(io, opts), err);
+      let result: LoadResult;
+      try {
+        result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress: (p) => progress.update(p) });
+      } finally {
+        progress.stop();
+      }
       if (opts.json) out(JSON.stringify(result));
       else printLoad(out, result);
     });
-  cli.command('demo').description('Generate the bundled demo drop and load it.')
+  cli.command('demo').summary('load the bundled demo drop (300 POIs, March 2022)')
+    .description('Generate the bundled demo drop and load it; when no API key exists yet, create one named "demo" and print it once. With --out, only write the drop.')
     .option('--if-missing', 'only when no version is current')
     .option('--out <dir>', 'write the demo drop to this folder instead of loading it')
-    .option('--pois <n>', 'with --out: how many POIs (for trying larger drops)', String(DEMO_DEFAULTS.pois))
-    .action(async (opts: { ifMissing?: boolean; out?: string; pois: string }) => {
+    .option('--pois <n>', 'with --out: how many POIs (for trying larger drops)', integer(1, 2_000_000), DEMO_DEFAULTS.pois)
+    .option('--json', 'print the result as one JSON object')
+    .option('--no-progress', 'no progress on stderr')
+    .addHelpText('after', examples('placedata demo --if-missing', 'placedata demo --out /tmp/demo-drop --pois 50000'))
+    .action(async (opts: { ifMissing?: boolean; out?: string; pois: number; json?: boolean; progress?: boolean }) => {
       if (opts.out) {
-        const pois = Number(opts.pois);
-        if (!Number.isInteger(pois) || pois < 1 || pois > 2_000_000) throw new AppError(ErrorCodes.BAD_REQUEST, '--pois must be an integer from 1 to 2000000');
-        for (const file of await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois })) out(file);
+        const files = await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois: opts.pois });
+        if (opts.json) return out(JSON.stringify({ files }));
+        for (const file of files) out(file);
         return;
       }
-      await loadDemoIfMissing(config(), out, err, opts.ifMissing ?? false);
+      const { loaded, key } = await loadDemoIfMissing(config(), opts.ifMissing ?? false, progressMode(io, opts), io);
+      if (opts.json) return out(JSON.stringify({ loaded, api_key: key === null ? null : { name: 'demo', role: 'operator', key } }));
+      if (loaded) printLoad(out, loaded);
+      // Shown once, on the terminal only: the key store keeps its digest.
+      if (key) err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
     });
-  cli.command('versions').description('List versions, newest last, marking the current one.')
-    .option('--json', 'print as JSON')
+}
+
+function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out } = io;
+  cli.command('versions').summary('list the retained versions; * marks the current one')
+    .description('List the retained versions, oldest first: label, build time, rows per product, weeks covered; * marks the one served.')
+    .option('--json', 'print a JSON array')
+    .addHelpText('after', examples('placedata versions', 'placedata versions --json | jq -r \'.[] | select(.current) | .label\''))
     .action(async (opts: { json?: boolean }) => {
       const c = config();
       const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
@@ -93,39 +152,67 @@ function program(config: () => Config, out: Out, err: Out): Command {
       }
       if (versions.length === 0) out('no versions');
     });
-  cli.command('rollback').description('Serve a retained version again (the running API follows within seconds).')
-    .argument('[label]', 'the version to serve')
+  cli.command('rollback').summary('serve a retained version again')
+    .description('Verify a retained version and point the service at it; every running web process follows within POINTER_POLL_MS, with no failed request.')
+    .argument('[label]', 'the version to serve (see placedata versions)')
     .option('--previous', 'the version built just before the current one')
-    .action(async (label: string | undefined, opts: { previous?: boolean }) => {
+    .option('--json', 'print {"from", "to"} as JSON')
+    .addHelpText('after', examples('placedata rollback --previous', 'placedata rollback 1795299194__2022_03'))
+    .action(async (label: string | undefined, opts: { previous?: boolean; json?: boolean }) => {
       if (!label && !opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label, or pass --previous');
+      if (label && opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label or pass --previous, not both');
       const c = config();
       const { from, to } = await rollback(c.dataDir, { label, previous: opts.previous }, c.duckdbMemoryLimit);
+      if (opts.json) return out(JSON.stringify({ from, to }));
       out(`now serving ${to} (was ${from ?? 'none'})`);
     });
-  cli.command('enqueue').description('Queue a drop for the worker (the same drop is loaded once).')
+}
+
+function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out, err } = io;
+  cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
+    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job.')
     .argument('<drop...>', 'folders or files of the drop')
     .option('--month <YYYY-MM>', 'release month (default: from the data)')
-    .option('--wait', 'follow the load with a progress bar; exit non-zero if it fails')
-    .action(async (drop: string[], opts: { month?: string; wait?: boolean }) => {
+    .option('--wait', 'follow the load to its end; exit 2 with the report if the drop is refused, 1 if the load fails')
+    .option('--json', 'print the result as one JSON object')
+    .option('--no-progress', 'with --wait: no progress on stderr')
+    .addHelpText('after', examples('placedata enqueue /drops/2022-04/ --month 2022-04 --wait', 'placedata enqueue /drops/2022-04/ --json | jq -r .job_id'))
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean }) => {
       const c = config();
       const month = opts.month === undefined ? null : opts.month;
       if (month !== null) assertReleaseMonth(month);
       const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
-      const { job, created } = await withQueue(c, (q) => enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files }));
-      out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
-      if (!opts.wait) return;
-      const outcome = await withQueue(c, (q) => waitForJob(q, redisConnection(c.redisUrl), job.id!, out, Boolean(process.stderr.isTTY)));
-      if (outcome.state === 'failed') throw new AppError(ErrorCodes.BAD_DROP, `load failed: ${outcome.reason}`);
-      out(`loaded ${outcome.result.label}${outcome.result.alreadyLoaded ? ' (already loaded before)' : ''}`);
-      out(outcome.result.summary);
+      await withQueue(c, async (q) => {
+        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files });
+        if (!opts.json) out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
+        if (!opts.wait) return opts.json ? out(JSON.stringify({ job_id: job.id, created })) : undefined;
+        const progress = progressReporter(progressMode(io, opts), err);
+        let outcome;
+        try {
+          outcome = await waitForJob(q, redisConnection(c.redisUrl), job.id!, (p) => progress.update(p));
+        } finally {
+          progress.stop();
+        }
+        if (outcome.state === 'failed') {
+          // The worker's reason starts with its code (BAD_DROP: refused for good) and carries the report.
+          const code = outcome.reason.startsWith('BAD_DROP:') ? ErrorCodes.BAD_DROP : ErrorCodes.LOAD_FAILED;
+          throw new AppError(code, `load failed: ${outcome.reason}`, { job_id: job.id });
+        }
+        if (opts.json) return out(JSON.stringify({ job_id: job.id, created, result: outcome.result }));
+        out(`loaded ${outcome.result.label}${outcome.result.alreadyLoaded ? ' (already loaded before)' : ''}`);
+        out(outcome.result.summary);
+      });
     });
-  cli.command('jobs').description('Recent load jobs: state, progress, duration, result or reason.')
-    .option('--json', 'print as JSON')
-    .option('--limit <n>', 'how many', '20')
-    .action(async (opts: { json?: boolean; limit: string }) => {
+  cli.command('jobs').summary('recent load jobs')
+    .description('Recent load jobs in the queue: state, progress, attempts, when enqueued, duration, result or reason.')
+    .option('--json', 'print a JSON array')
+    .option('--limit <n>', 'how many', integer(1, 1000), 20)
+    .addHelpText('after', examples('placedata jobs', 'placedata jobs --limit 5 --json'))
+    .action(async (opts: { json?: boolean; limit: number }) => {
       const c = config();
       const rows = await withQueue(c, async (q) => {
-        const jobs = await q.getJobs(['active', 'waiting', 'delayed', 'completed', 'failed'], 0, Number(opts.limit) - 1, false);
+        const jobs = await q.getJobs(['active', 'waiting', 'delayed', 'completed', 'failed'], 0, opts.limit - 1, false);
         return Promise.all(jobs.map(async (j) => ({
           id: j.id, state: await j.getState(), progress: j.progress, attempts: j.attemptsMade,
           enqueued_at: new Date(j.timestamp).toISOString(),
@@ -140,75 +227,144 @@ function program(config: () => Config, out: Out, err: Out): Command {
       }
       if (rows.length === 0) out('no jobs');
     });
-  cli.command('watch').description('Enqueue each complete drop folder that appears in an inbox (marker file or stable sizes).')
+  cli.command('watch').summary('enqueue each complete drop folder that appears in an inbox')
+    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans). Runs until stopped, or scans and exits with --once.')
     .argument('<inbox>', 'folder whose sub-folders are drops')
-    .option('--interval <ms>', 'scan interval', '5000')
+    .option('--interval <ms>', 'scan interval', integer(100, 86_400_000), 5000)
     .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')
-    .action(async (inbox: string, opts: { interval: string; once?: boolean }) => {
+    .option('--json', 'print one JSON object per enqueued drop')
+    .addHelpText('after', examples('placedata watch /drops/inbox', 'placedata watch /drops/inbox --once --json'))
+    .action(async (inbox: string, opts: { interval: number; once?: boolean; json?: boolean }) => {
       const c = config();
       const scanner = new InboxScanner(path.resolve(inbox));
       await withQueue(c, async (q) => {
         const onDrop = async (dir: string) => {
           const identity = await identifyDrop([dir], null);
           const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month: null, dropId: identity.id, files: identity.files });
-          out(`${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
+          out(opts.json ? JSON.stringify({ job_id: job.id, created, dir }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
         };
-        const interval = Number(opts.interval);
         for (let scans = 1; ; scans++) {
           await scanner.scan(onDrop);
           if (opts.once && scans >= 2) break;
-          await new Promise((r) => setTimeout(r, opts.once ? Math.min(interval, 1000) : interval));
+          await new Promise((r) => setTimeout(r, opts.once ? Math.min(opts.interval, 1000) : opts.interval));
         }
       });
     });
-  const keys = cli.command('keys').description('Manage API keys (stored only as SHA-256 digests).');
-  keys.command('create').argument('<name>').description('Create a key and print it once.')
+}
+
+function addKeyCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out } = io;
+  const keys = cli.command('keys').summary('manage API keys (stored only as SHA-256 digests)')
+    .description('Manage API keys. The key file (KEYS_FILE) holds only digests; a running API re-reads it within POINTER_POLL_MS.')
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator', 'placedata keys list', 'placedata keys revoke partner-a'));
+  keys.command('create').argument('<name>', '1-64 letters, digits, ".", "_" or "-"').summary('create a key and print it once').description('Create a key and print it once (it is stored only as a digest: copy it now).')
     .option('--role <role>', 'reader (the API and the status page) or operator (also rollback)', 'reader')
-    .action(async (name: string, opts: { role: string }) => {
-      out(await createKey(config().keysFile, name, new Date(), parseRole(opts.role)));
+    .option('--json', 'print {"name", "role", "key", "created_at"} as JSON')
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator --json | jq -r .key'))
+    .action(async (name: string, opts: { role: string; json?: boolean }) => {
+      const now = new Date();
+      const role = parseRole(opts.role);
+      const key = await createKey(config().keysFile, name, now, role);
+      out(opts.json ? JSON.stringify({ name, role, key, created_at: now.toISOString() }) : key);
     });
-  keys.command('list').description('List keys by name and role (never the keys themselves).').action(async () => {
-    for (const k of await readKeyFile(config().keysFile)) out(`${k.name}  ${roleOf(k)}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
-  });
-  keys.command('revoke').argument('<name>').description('Revoke the active key of that name.').action(async (name: string) => {
-    await revokeKey(config().keysFile, name);
-    out(`revoked ${name}`);
-  });
+  keys.command('list').summary('list keys by name and role (never the keys)').description('List keys by name and role, with when they were created and revoked (never the keys themselves).')
+    .option('--json', 'print a JSON array')
+    .addHelpText('after', examples('placedata keys list --json'))
+    .action(async (opts: { json?: boolean }) => {
+      const records = await readKeyFile(config().keysFile);
+      if (opts.json) return out(JSON.stringify(records.map((k) => ({ name: k.name, role: roleOf(k), created_at: k.created_at, revoked_at: k.revoked_at, active: k.revoked_at === null }))));
+      for (const k of records) out(`${k.name}  ${roleOf(k)}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
+      if (records.length === 0) out('no keys');
+    });
+  keys.command('revoke').argument('<name>', 'the key\'s name').summary('revoke a key').description('Revoke the active key of that name (the API refuses it within POINTER_POLL_MS).')
+    .option('--json', 'print {"name", "revoked_at"} as JSON')
+    .addHelpText('after', examples('placedata keys revoke partner-a'))
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const now = new Date();
+      await revokeKey(config().keysFile, name, now);
+      out(opts.json ? JSON.stringify({ name, revoked_at: now.toISOString() }) : `revoked ${name}`);
+    });
+}
+
+function program(config: () => Config, io: Io): Command {
+  const cli = new Command('placedata').description('Load place-data drops into versions, serve, roll back, and manage API keys.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help (also: placedata <command> --help)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', [
+      '\nExit codes: 0 done, 1 failed (runtime: Redis, disk, a load that failed), 2 refused (bad drop, bad input, usage).',
+      'Configuration comes from the environment (DATA_DIR, REDIS_URL, LOAD_QUEUE, ...: see the README).',
+      examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata enqueue /drops/2022-04/ --wait', 'placedata versions', 'placedata rollback --previous', 'placedata keys create partner-a'),
+    ].join('\n'));
+  addLoadCommands(cli, config, io);
+  addVersionCommands(cli, config, io);
+  addQueueCommands(cli, config, io);
+  addKeyCommands(cli, config, io);
   return cli;
 }
 
+/**
+ * Runs `work` with the load queue, once Redis answers. The connection is the CLI's own, so it
+ * can be dropped at once when Redis is away (BullMQ would keep reconnecting, and the process alive).
+ * @throws AppError UNAVAILABLE when Redis does not answer within REDIS_WAIT_MS.
+ */
 async function withQueue<T>(c: Config, work: (q: Queue<LoadJobData, LoadJobResult>) => Promise<T>): Promise<T> {
-  const queue = createLoadQueue({ connection: redisConnection(c.redisUrl), name: c.loadQueue, attempts: c.loadAttempts });
+  const redis = new Redis(c.redisUrl, { maxRetriesPerRequest: null });
+  // Connection errors repeat while ioredis retries; the command reports one, below.
+  redis.on('error', () => undefined);
   try {
-    return await work(queue);
+    try {
+      await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_WAIT_MS) });
+    } catch {
+      throw new AppError(ErrorCodes.UNAVAILABLE, `Redis at ${redisHost(c.redisUrl)} does not answer (REDIS_URL)`);
+    }
+    const queue = createLoadQueue({ connection: redis, name: c.loadQueue, attempts: c.loadAttempts });
+    try {
+      return await work(queue);
+    } finally {
+      await queue.close();
+    }
   } finally {
-    await queue.close();
+    redis.disconnect();
   }
 }
 
-function describeFailure(e: unknown, err: Out): number {
+/** host:port of a Redis URL: never its password. */
+function redisHost(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 6379}`;
+}
+
+function describeFailure(e: unknown, io: Io, json: boolean): number {
+  // Commander has printed its own message (usage errors) or the help/version (exit code 0).
   if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.OK : EXIT.REFUSED;
   if (isAppError(e)) {
-    err(`error ${e.code}: ${e.message}`);
     const report = e.details?.['report'] as LoadReport | undefined;
-    if (report) err(formatReport(report));
-    return e.code === ErrorCodes.BAD_DROP || e.code === ErrorCodes.BAD_REQUEST || e.code === ErrorCodes.CONFIG_INVALID ||
-      e.code === ErrorCodes.KEY_EXISTS || e.code === ErrorCodes.KEY_NOT_FOUND || e.code === ErrorCodes.VERSION_NOT_FOUND ? EXIT.REFUSED : EXIT.FAILED;
+    if (json) io.err(JSON.stringify({ error: { code: e.code, message: e.message, ...(report ? { report } : {}) } }));
+    else {
+      io.err(`error ${e.code}: ${e.message}`);
+      if (report) io.err(formatReport(report));
+    }
+    return REFUSALS.has(e.code) ? EXIT.REFUSED : EXIT.FAILED;
   }
-  err(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  if (json) io.err(JSON.stringify({ error: { code: ErrorCodes.INTERNAL_SERVER_ERROR, message: e instanceof Error ? e.message : String(e) } }));
+  else io.err(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
   return EXIT.FAILED;
 }
 
 /** Runs the CLI; returns the exit code. The only place the CLI reads the environment. */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv,
-  out: Out = (s) => process.stdout.write(s + '\n'), err: Out = (s) => process.stderr.write(s + '\n')): Promise<number> {
+  out: Out = (s) => process.stdout.write(s + '\n'), err: Out = (s) => process.stderr.write(s + '\n'),
+  tty: boolean = Boolean(process.stderr.isTTY)): Promise<number> {
   let cached: Config | null = null;
   const config = (): Config => (cached ??= loadConfig(env));
+  const io: Io = { out, err, tty };
   try {
-    await program(config, out, err).parseAsync([...argv]);
+    await program(config, io).parseAsync([...argv]);
     return EXIT.OK;
   } catch (e) {
-    return describeFailure(e, err);
+    return describeFailure(e, io, argv.includes('--json'));
   }
 }
-

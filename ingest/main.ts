@@ -1,8 +1,11 @@
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
+import { createLoadQueue } from './load-queue.ts';
 import { createLoadWorker } from './load-worker.ts';
+import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
 import { redisConnection } from '../shared/redis-connection.ts';
 import { cleanStaleBuilds } from './temp-files.ts';
+import { QUEUE_STATES, WorkerMetrics } from './worker-metrics.ts';
 
 /** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */
 async function main(): Promise<void> {
@@ -10,20 +13,27 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   const removed = await cleanStaleBuilds(config.dataDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
+  // The queue's job counts for metrics; off (no extra Redis connection) without a metrics port.
+  const queue = config.workerMetricsPort === null ? null : createLoadQueue({ connection: redisConnection(config.redisUrl), name: config.loadQueue, attempts: config.loadAttempts });
+  const metrics = queue ? new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES)) : null;
   const worker = createLoadWorker({
     connection: redisConnection(config.redisUrl), queueName: config.loadQueue, dataDir: config.dataDir,
     build: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
     retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls,
-  }, log);
+  }, log, metrics);
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
-  log.info({ queue: config.loadQueue, pid: process.pid }, 'worker ready');
+  let server: MetricsServer | null = null;
+  if (metrics && config.workerMetricsPort !== null) {
+    server = await startMetricsServer({ port: config.workerMetricsPort, host: config.host, token: config.metricsToken, text: () => metrics.text() }, log);
+  }
+  log.info({ queue: config.loadQueue, pid: process.pid, metrics_port: server?.port ?? null }, 'worker ready');
   const stop = (signal: string) => {
     // BullMQ's close() waits for the job in progress to finish; a second signal abandons it
     // (its lock lapses and another worker retries it; the load publishes nothing until the end).
     log.info({ signal }, 'finishing the current job, then stopping');
     process.once(signal as NodeJS.Signals, () => process.exit(1));
-    worker.close().then(() => process.exit(0), () => process.exit(1));
+    worker.close().then(() => Promise.all([server?.close(), queue?.close()])).then(() => process.exit(0), () => process.exit(1));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

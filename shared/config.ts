@@ -75,6 +75,13 @@ export interface Config {
   readonly workerLockMs: number;
   /** How many times a job may be found abandoned by a dead worker before it fails (WORKER_MAX_STALLS, default 10). */
   readonly workerMaxStalls: number;
+  /**
+   * Bearer token that `/metrics` (web) and the worker's metrics port require (METRICS_TOKEN);
+   * null (unset): metrics are open, for an internal network. Never logged.
+   */
+  readonly metricsToken: string | null;
+  /** Port of the worker's own `/metrics` (WORKER_METRICS_PORT); null (unset or 0): no metrics server. */
+  readonly workerMetricsPort: number | null;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -111,6 +118,14 @@ function nameVar(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   if (!/^[A-Za-z0-9._-]{1,100}$/.test(raw)) throw invalid(name, raw, 'letters, digits, ".", "_" or "-"');
+  return raw;
+}
+
+/** A secret: checked for shape, never echoed in the error (it might be a real token with a typo). */
+function tokenVar(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new AppError(ErrorCodes.CONFIG_INVALID, `${name} must be 16 to 256 printable ASCII characters without spaces`);
   return raw;
 }
 
@@ -164,5 +179,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     loadAttempts: intVar(env, 'LOAD_ATTEMPTS', 5, 1, 100),
     workerLockMs: intVar(env, 'WORKER_LOCK_MS', 30_000, 500, 3_600_000),
     workerMaxStalls: intVar(env, 'WORKER_MAX_STALLS', 10, 0, 1000),
+    metricsToken: tokenVar(env, 'METRICS_TOKEN'),
+    workerMetricsPort: intVar(env, 'WORKER_METRICS_PORT', 0, 0, 65535) || null,
   });
 }

@@ -27,6 +27,10 @@ export const ErrorCodes = {
   BAD_DROP: 'BAD_DROP',
   /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
+  /** A queued load failed after its retries for a reason other than the drop (see the job's reason). */
+  LOAD_FAILED: 'LOAD_FAILED',
+  /** A service a command needs (Redis, for the queue) does not answer. */
+  UNAVAILABLE: 'UNAVAILABLE',
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
   /** A bulk export asked for a week the version holds no weekly patterns for. */
   WEEK_NOT_FOUND: 'WEEK_NOT_FOUND',

@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { writeFileAtomic } from './atomic-write.ts';
 import { AppError, ErrorCodes } from './errors.ts';
 
@@ -95,6 +96,8 @@ export async function keyFileStamp(file: string): Promise<number> {
 }
 
 async function writeKeyFile(file: string, keys: readonly KeyRecord[]): Promise<void> {
+  // `keys create` may come before any load has made the data folder.
+  await mkdir(path.dirname(file), { recursive: true });
   await writeFileAtomic(file, JSON.stringify({ keys }, null, 2) + '\n', 0o600);
 }
 

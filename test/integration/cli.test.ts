@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { Queue } from 'bullmq';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -82,7 +84,11 @@ describe('the placedata CLI, as an operator runs it', () => {
     await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow('bad', 'Bad')]);
     const bad = await placedata(['load', drop], env);
     expect(bad.code).to.equal(2);
+    // Not a terminal: progress is a line per phase on stderr, before the refusal.
     expect(bad.stderr).to.equal([
+      'progress: inspect 1%',
+      'progress: stage 5%',
+      'progress: check 40%',
       'error BAD_DROP: no usable core row in the drop (1 read, 1 rejected)',
       'core: read 1, loaded 0, rejected 1, duplicates dropped 0',
       '  rejected malformed_placekey: 1',
@@ -96,5 +102,154 @@ describe('the placedata CLI, as an operator runs it', () => {
     const listed = await placedata(['versions'], env);
     expect(listed.stdout).to.match(new RegExp(`^\\* ${result.label} {2}built \\S+ {2}core 1 {2}weekly 0 {2}weeks 0 \\(-\\.\\.-\\)\\n$`));
     expect((await placedata(['load', drop, '--month', '2022-5'], env)).stderr).to.equal('error BAD_DROP: release month must be YYYY-MM; got "2022-5"\n');
+  });
+});
+
+describe('the placedata CLI\'s help, exit codes and --json output', () => {
+  let dir: string;
+  let env: Record<string, string>;
+
+  beforeEach(async () => {
+    dir = await makeTempDir('cli-surface');
+    env = { DATA_DIR: path.join(dir, 'data') };
+  });
+  afterEach(async () => {
+    await removeDir(dir);
+  });
+
+  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
+
+  it('prints help for the program and for every command, with examples, and exits 0', async () => {
+    const top = await placedata(['--help'], env);
+    expect([top.code, top.stderr]).to.deep.equal([0, '']);
+    expect(top.stdout).to.match(/^Usage: placedata \[options\] \[command\]\n\nLoad place-data drops/);
+    for (const command of COMMANDS.filter((c) => !c.includes(' '))) expect(top.stdout, command).to.match(new RegExp(`\\n  ${command} (\\[options\\] )?`));
+    expect(top.stdout).to.contain('\nExit codes: 0 done, 1 failed (runtime: Redis, disk, a load that failed), 2 refused (bad drop, bad input, usage).\n');
+    for (const command of COMMANDS) {
+      const help = await placedata([...command.split(' '), '--help'], env);
+      expect([help.code, help.stderr], command).to.deep.equal([0, '']);
+      expect(help.stdout, command).to.match(new RegExp(`^Usage: placedata ${command} `));
+      expect(help.stdout, command).to.match(new RegExp(`\\nExamples:\\n  \\$ placedata ${command}[ \\n]`));
+    }
+    expect((await placedata(['rollback', '--help'], env)).stdout).to.equal([
+      'Usage: placedata rollback [options] [label]',
+      '',
+      'Verify a retained version and point the service at it; every running web process',
+      'follows within POINTER_POLL_MS, with no failed request.',
+      '',
+      'Arguments:',
+      '  label       the version to serve (see placedata versions)',
+      '',
+      'Options:',
+      '  --previous  the version built just before the current one',
+      '  --json      print {"from", "to"} as JSON',
+      '  -h, --help  show help (also: placedata <command> --help)',
+      '',
+      'Examples:',
+      '  $ placedata rollback --previous',
+      '  $ placedata rollback 1795299194__2022_03',
+      '',
+    ].join('\n'));
+    expect(await placedata(['--version'], env)).to.deep.equal({ code: 0, stdout: '0.1.0\n', stderr: '' });
+  });
+
+  it('exits 2 for usage errors, bad input and bad configuration; 1 for failures at run time', async () => {
+    const hint = '(run with --help for usage)\n';
+    const cases: [string[], Record<string, string>, number, string][] = [
+      [['nope'], {}, 2, `error: unknown command 'nope'\n${hint}`],
+      [['versions', '--bogus'], {}, 2, `error: unknown option '--bogus'\n${hint}`],
+      [['load'], {}, 2, `error: missing required argument 'drop'\n${hint}`],
+      [['jobs', '--limit', '0'], {}, 2, `error: option '--limit <n>' argument '0' is invalid. It must be an integer from 1 to 1000.\n${hint}`],
+      [['demo', '--out', dir, '--pois', 'many'], {}, 2, `error: option '--pois <n>' argument 'many' is invalid. It must be an integer from 1 to 2000000.\n${hint}`],
+      [['rollback'], {}, 2, 'error BAD_REQUEST: name a version label, or pass --previous\n'],
+      [['rollback', '--previous'], {}, 2, 'error VERSION_NOT_FOUND: no version was built before the current one\n'],
+      [['keys', 'create', 'no spaces'], {}, 2, 'error BAD_REQUEST: key name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit\n'],
+      [['versions'], { PORT: 'x' }, 2, 'error CONFIG_INVALID: PORT must be an integer from 0 to 65535; got "x"\n'],
+      [['jobs'], { REDIS_URL: 'redis://:not-logged@127.0.0.1:1' }, 1, 'error UNAVAILABLE: Redis at 127.0.0.1:1 does not answer (REDIS_URL)\n'],
+      [['enqueue', path.join(dir, 'drop')], { REDIS_URL: 'redis://127.0.0.1:1' }, 2, `error BAD_DROP: drop path not found: ${path.join(dir, 'drop')}\n`],
+    ];
+    for (const [args, extra, code, stderr] of cases) {
+      expect(await placedata(args, { ...env, ...extra }), args.join(' ')).to.deep.equal({ code, stdout: '', stderr });
+    }
+    // Without a command: the help, on stderr, as a usage error.
+    const bare = await placedata([], env);
+    expect([bare.code, bare.stdout]).to.deep.equal([2, '']);
+    expect(bare.stderr).to.match(/^Usage: placedata \[options\] \[command\]\n/);
+    const keysAlone = await placedata(['keys'], env);
+    expect([keysAlone.code, keysAlone.stdout]).to.deep.equal([2, '']);
+    expect(keysAlone.stderr).to.match(/^Usage: placedata keys \[options\] \[command\]\n/);
+    // A run-time failure that is not ours to explain: exit 1 with what happened.
+    await mkdir(path.join(dir, 'data'));
+    await writeCsv(path.join(dir, 'data', 'blocked'), ['x'], []);
+    const failed = await placedata(['keys', 'create', 'a'], { DATA_DIR: path.join(dir, 'data', 'blocked') });
+    expect([failed.code, failed.stdout]).to.deep.equal([1, '']);
+    expect(failed.stderr).to.match(/^internal error: Error: ENOTDIR: not a directory/);
+  });
+
+  it('prints whole JSON objects with --json, and errors as JSON on stderr', async () => {
+    const created = await placedata(['keys', 'create', 'partner-a', '--json'], env);
+    const key = JSON.parse(created.stdout) as { name: string; key: string; created_at: string };
+    expect([created.code, created.stderr, created.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
+    expect(key).to.deep.equal({ name: 'partner-a', role: 'reader', key: key.key, created_at: key.created_at });
+    const operator = JSON.parse((await placedata(['keys', 'create', 'ops-1', '--role', 'operator', '--json'], env)).stdout) as { key: string; created_at: string };
+    expect(operator).to.deep.equal({ name: 'ops-1', role: 'operator', key: operator.key, created_at: operator.created_at });
+    const ops = { name: 'ops-1', role: 'operator', created_at: operator.created_at, revoked_at: null, active: true };
+    expect(key.key).to.match(/^pd_[A-Za-z0-9_-]{43}$/);
+    expect(new Date(key.created_at).toISOString()).to.equal(key.created_at);
+    const listed = await placedata(['keys', 'list', '--json'], env);
+    expect(JSON.parse(listed.stdout)).to.deep.equal([{ name: 'partner-a', role: 'reader', created_at: key.created_at, revoked_at: null, active: true }, ops]);
+    expect(listed.stdout).not.to.contain(key.key);
+    const revoked = JSON.parse((await placedata(['keys', 'revoke', 'partner-a', '--json'], env)).stdout) as { name: string; revoked_at: string };
+    expect(revoked).to.deep.equal({ name: 'partner-a', revoked_at: revoked.revoked_at });
+    expect(JSON.parse((await placedata(['keys', 'list', '--json'], env)).stdout)).to.deep.equal([{ name: 'partner-a', role: 'reader', created_at: key.created_at, revoked_at: revoked.revoked_at, active: false }, ops]);
+    expect(await placedata(['keys', 'revoke', 'partner-a', '--json'], env)).to.deep.equal({
+      code: 2, stdout: '', stderr: '{"error":{"code":"KEY_NOT_FOUND","message":"no active key named \\"partner-a\\""}}\n',
+    });
+
+    const drop = path.join(dir, 'drop');
+    await mkdir(drop);
+    await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'First')]);
+    const first = JSON.parse((await placedata(['load', drop, '--month', '2022-04', '--json', '--no-progress'], env)).stdout) as { label: string };
+    await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Second')]);
+    const second = JSON.parse((await placedata(['load', drop, '--month', '2022-05', '--json', '--no-progress'], env)).stdout) as { label: string; file: string; dropId: string; report: unknown };
+    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'dropId', 'file', 'label', 'removedVersions', 'report']);
+    const versions = JSON.parse((await placedata(['versions', '--json'], env)).stdout) as { label: string; built_at: string; bytes: number; drop_id: string }[];
+    expect(versions).to.deep.equal([first.label, second.label].map((label, i) => ({
+      label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', core_rows: 1, weekly_rows: 0,
+      weeks_covered: 0, first_week: null, last_week: null, bytes: versions[i]!.bytes, drop_id: versions[i]!.drop_id,
+    })));
+    expect(await placedata(['rollback', '--previous', '--json'], env)).to.deep.equal({ code: 0, stdout: JSON.stringify({ from: second.label, to: first.label }) + '\n', stderr: '' });
+    expect(await placedata(['rollback', '1__2020_01', '--json'], env)).to.deep.equal({
+      code: 2, stdout: '', stderr: '{"error":{"code":"VERSION_NOT_FOUND","message":"no retained version \\"1__2020_01\\""}}\n',
+    });
+    const written = JSON.parse((await placedata(['demo', '--out', path.join(dir, 'demo'), '--pois', '5', '--json'], env)).stdout);
+    expect(written).to.deep.equal({ files: ['core_poi.csv', 'patterns-part1.csv.gz', 'patterns-part2.csv.gz'].map((f) => path.join(dir, 'demo', f)) });
+  });
+
+  it('enqueues and lists jobs as JSON (real Redis, no worker)', async () => {
+    const queue = `test-cli-json-${Date.now().toString(36)}`;
+    const qenv = { ...env, LOAD_QUEUE: queue };
+    const drop = path.join(dir, 'drop');
+    await mkdir(drop);
+    await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Queued')]);
+    try {
+      const first = JSON.parse((await placedata(['enqueue', drop, '--json'], qenv)).stdout) as { job_id: string; created: boolean };
+      expect(first).to.deep.equal({ job_id: first.job_id, created: true });
+      expect(first.job_id).to.match(/^drop-[0-9a-f]{40}$/);
+      expect(await placedata(['enqueue', drop, '--json'], qenv)).to.deep.equal({ code: 0, stdout: JSON.stringify({ job_id: first.job_id, created: false }) + '\n', stderr: '' });
+      const jobs = JSON.parse((await placedata(['jobs', '--json'], qenv)).stdout) as { enqueued_at: string }[];
+      expect(jobs).to.deep.equal([{ id: first.job_id, state: 'waiting', progress: 0, attempts: 0, enqueued_at: jobs[0]!.enqueued_at, duration_ms: null, result: null, reason: null }]);
+      const inbox = path.join(dir, 'inbox');
+      await mkdir(path.join(inbox, '2022-05'), { recursive: true });
+      await writeCsv(path.join(inbox, '2022-05', 'core.csv'), CORE_HEADER, [coreRow(KEYS[1]!, 'From the inbox')]);
+      const watched = await placedata(['watch', inbox, '--once', '--json'], qenv);
+      const line = JSON.parse(watched.stdout) as { job_id: string };
+      expect([watched.code, watched.stderr, watched.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
+      expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05') });
+    } finally {
+      const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
+      await q.obliterate({ force: true });
+      await q.close();
+    }
   });
 });

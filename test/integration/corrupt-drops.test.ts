@@ -220,7 +220,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
     await writeFile(path.join(drop, 'core.csv.gz'), gz.subarray(0, gz.length - 100));
     const out: string[] = [];
     const err: string[] = [];
-    const code = await placedata(['node', 'placedata', 'load', drop, '--month', '2022-05'], { DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, (s) => out.push(s), (s) => err.push(s));
+    const code = await placedata(['node', 'placedata', 'load', drop, '--month', '2022-05', '--no-progress'], { DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, (s) => out.push(s), (s) => err.push(s));
     refused++;
     expect({ code, out, err }).to.deep.equal({ code: 2, out: [], err: ['error BAD_DROP: core.csv.gz: not a complete gzip file (unexpected end of file)'] });
     await expectUntouched();

@@ -131,6 +131,20 @@ describe('loading a drop into a version file', () => {
     expect(await queryFile(second.file, 'SELECT placekey, postal_code FROM places_core')).to.deep.equal([{ placekey: KEYS[0], postal_code: '02134' }]);
   });
 
+  it('keeps every week when a drop delivers core only', async () => {
+    const d1 = await newDrop();
+    await writeCsv(path.join(d1, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'One')]);
+    await writeCsv(path.join(d1, 'patterns.csv'), WEEKLY_HEADER, [weeklyRow(KEYS[0]!, '2022-04-04', [1, 1, 1, 1, 1, 1, 1]), weeklyRow(KEYS[0]!, '2022-04-11', [2, 2, 2, 2, 2, 2, 2])]);
+    await loadDrop({ dataDir, inputs: [d1], month: '2022-04', settings: settings() });
+    const d2 = await newDrop();
+    await writeCsv(path.join(d2, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Renamed')]);
+    const second = await loadDrop({ dataDir, inputs: [d2], month: '2022-05', settings: settings() });
+    expect([second.report.weeks_loaded, second.report.weeks_carried_forward, second.report.core_carried_forward]).to.deep.equal([[], 2, false]);
+    expect(await queryFile(second.file, `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM weekly_patterns ORDER BY w`)).to.deep.equal([
+      { w: '2022-04-04', raw_visit_counts: 7 }, { w: '2022-04-11', raw_visit_counts: 14 }]);
+    expect(await queryFile(second.file, 'SELECT weekly_rows::INTEGER AS weekly_rows, weeks_covered::INTEGER AS weeks_covered FROM version_info')).to.deep.equal([{ weekly_rows: 2, weeks_covered: 2 }]);
+  });
+
   it('keeps the newest versions up to the retention count, never the current one, the one before it, or the one served until the publish', async () => {
     const loadVersion = async (name: string) => {
       const d = await newDrop();

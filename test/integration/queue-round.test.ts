@@ -98,7 +98,7 @@ describe('the full round: enqueue -> worker -> API serves -> new drop -> hot swa
 
   it('fails a bad drop at once, without retries, with the report as the reason', async () => {
     const bad = await drop('bad', [coreRow('nope@nope', 'Bad')], []);
-    const res = await cli(['enqueue', bad, '--wait']);
+    const res = await cli(['enqueue', bad, '--wait', '--no-progress']);
     expect(res.code).to.equal(2);
     expect(res.stderr).to.equal('error BAD_DROP: load failed: BAD_DROP: no usable core row in the drop (1 read, 1 rejected)\n' +
       'core: read 1, loaded 0, rejected 1, duplicates dropped 0\n  rejected malformed_placekey: 1\n  e.g. core core.csv row 1: malformed_placekey (nope@nope)\n');

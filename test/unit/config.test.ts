@@ -22,6 +22,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_MEMORY_LIMIT: 'lots' })).to.throw('API_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"');
   });
 
+  it('leaves metrics open and the worker\'s metrics server off by default; takes a token and a port', () => {
+    expect([loadConfig({}).metricsToken, loadConfig({}).workerMetricsPort, loadConfig({ WORKER_METRICS_PORT: '0' }).workerMetricsPort])
+      .to.deep.equal([null, null, null]);
+    const c = loadConfig({ METRICS_TOKEN: 'scrape-token-0123456789', WORKER_METRICS_PORT: '9464' });
+    expect([c.metricsToken, c.workerMetricsPort]).to.deep.equal(['scrape-token-0123456789', 9464]);
+  });
+
   it('splits development keys and trims them', () => {
     expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
     expect(loadConfig({ PLACEDATA_OPERATOR_KEYS: 'op1, op2' }).devOperatorKeys).to.deep.equal(['op1', 'op2']);
@@ -38,6 +45,9 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400; got "0"'],
       [{ RATE_LIMIT_PREFIX: 'rl:{x}' }, 'RATE_LIMIT_PREFIX must be letters, digits, ".", "_" or "-"; got "rl:{x}"'],
       [{ MAX_ROOT_FIELDS: '0' }, 'MAX_ROOT_FIELDS must be an integer from 1 to 1000; got "0"'],
+      [{ WORKER_METRICS_PORT: '70000' }, 'WORKER_METRICS_PORT must be an integer from 0 to 65535; got "70000"'],
+      // A token is a secret: the message does not repeat it.
+      [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });

@@ -1,0 +1,60 @@
+import { expect } from 'chai';
+import type { Request } from 'express';
+import { operationOf, outcomeOf } from '../../api/request-kind.ts';
+
+/** The parts of a request operationOf reads (path, method, parsed body or URL). */
+function request(method: string, url: string, body?: unknown): Request {
+  return { method, url, path: url.split('?')[0]!, body } as unknown as Request;
+}
+
+describe('request kind: the bounded operation and outcome labels of metrics and logs', () => {
+  it('names the operation by the kinds of its root fields', () => {
+    const post = (query: unknown, operationName?: string) => operationOf(request('POST', '/v1/graphql', { query, operationName }), 5000);
+    expect([
+      post('{ batch_lookup(placekeys: ["a"]) { placekey } }'),
+      post('{ a: lookup(placekey: "a") { placekey } b: lookup(placekey: "b") { placekey } __typename }'),
+      post('{ search { places { results { edges { cursor } } } } }'),
+      post('{ dataset_versions { label } }'),
+      post('{ __schema { types { name } } __typename }'),
+      post('{ batch_lookup(placekeys: ["a"]) { placekey } dataset_versions { label } }'),
+      post('query A { lookup(placekey: "a") { placekey } } query B { dataset_versions { label } }', 'B'),
+      post('query A { lookup(placekey: "a") { placekey } } query B { dataset_versions { label } }'),
+      post('{ nope }'),
+      post('{ batch_lookup('),
+      post(42),
+      operationOf(request('POST', '/v1/graphql'), 5000),
+      operationOf(request('GET', '/v1/graphql?query=%7B%20lookup(placekey%3A%20%22a%22)%20%7B%20placekey%20%7D%20%7D'), 5000),
+      operationOf(request('POST', '/V1/GraphQL/', { query: '{ dataset_versions { label } }' }), 5000),
+      operationOf(request('GET', '/v1/export/weekly'), 5000),
+      operationOf(request('GET', '/healthz'), 5000),
+      operationOf(request('GET', '/metrics'), 5000),
+    ]).to.deep.equal(['batch_lookup', 'lookup', 'search', 'dataset_versions', 'introspection', 'mixed', 'dataset_versions', 'other', 'other', 'other', 'other',
+      'unknown', 'lookup', 'dataset_versions', 'export', null, null]);
+  });
+
+  it('derives the outcome from the status and the code the answer carried', () => {
+    expect([
+      outcomeOf(200, undefined, true),
+      outcomeOf(200, 'BAD_PLACEKEY', true),
+      outcomeOf(401, 'UNAUTHENTICATED', true),
+      outcomeOf(429, 'RATE_LIMITED', true),
+      outcomeOf(503, 'NOT_READY', true),
+      outcomeOf(200, 'INTERNAL_SERVER_ERROR', true),
+      outcomeOf(500, undefined, true),
+      outcomeOf(406, undefined, true),
+      outcomeOf(200, 'SOMETHING_NEW', true),
+      outcomeOf(200, undefined, false),
+    ]).to.deep.equal([
+      { outcome: 'ok', code: 'none' },
+      { outcome: 'refused', code: 'BAD_PLACEKEY' },
+      { outcome: 'refused', code: 'UNAUTHENTICATED' },
+      { outcome: 'rate_limited', code: 'RATE_LIMITED' },
+      { outcome: 'error', code: 'NOT_READY' },
+      { outcome: 'error', code: 'INTERNAL_SERVER_ERROR' },
+      { outcome: 'error', code: 'INTERNAL_SERVER_ERROR' },
+      { outcome: 'refused', code: 'BAD_REQUEST' },
+      { outcome: 'refused', code: 'OTHER' },
+      { outcome: 'aborted', code: 'none' },
+    ]);
+  });
+});
