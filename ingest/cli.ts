@@ -13,6 +13,11 @@ import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
 import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { rollback } from './rollback.ts';
+import { rollbackShared } from './rollback-shared.ts';
+import { loadDropShared } from './load-drop-shared.ts';
+import { openSharedVersions } from './open-shared-versions.ts';
+import type { SharedVersions } from './shared-versions.ts';
+import { createLogger } from '../shared/logger.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
 import { redisConnection } from './redis-connection.ts';
@@ -27,6 +32,16 @@ type Out = (line: string) => void;
 
 function buildSettings(config: Config): BuildSettings {
   return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
+}
+
+/** Runs `work` with the shared versions when VERSION_STORE is set (null otherwise), closing them after. */
+async function withShared<T>(config: Config, work: (shared: SharedVersions | null) => Promise<T>): Promise<T> {
+  const opened = openSharedVersions(config, createLogger('warn', 'cli'));
+  try {
+    return await work(opened?.shared ?? null);
+  } finally {
+    await opened?.close();
+  }
 }
 
 function printLoad(out: Out, result: LoadResult): void {
@@ -63,7 +78,8 @@ function program(config: () => Config, out: Out, err: Out): Command {
       const c = config();
       const started = Date.now();
       const onProgress = opts.timings ? (p: LoadProgress) => err(`${((Date.now() - started) / 1000).toFixed(1)} s: ${p.phase} ${p.percent}%`) : undefined;
-      const result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress });
+      const options = { dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress };
+      const result = await withShared(c, (shared) => (shared ? loadDropShared(options, shared) : loadDrop(options)));
       if (opts.json) out(JSON.stringify(result));
       else printLoad(out, result);
     });
@@ -97,7 +113,8 @@ function program(config: () => Config, out: Out, err: Out): Command {
     .action(async (label: string | undefined, opts: { previous?: boolean }) => {
       if (!label && !opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label, or pass --previous');
       const c = config();
-      const { from, to } = await rollback(c.dataDir, { label, previous: opts.previous }, c.duckdbMemoryLimit);
+      const target = { label, previous: opts.previous };
+      const { from, to } = await withShared(c, (shared) => (shared ? rollbackShared(shared, target) : rollback(c.dataDir, target, c.duckdbMemoryLimit)));
       out(`now serving ${to} (was ${from ?? 'none'})`);
     });
   cli.command('enqueue').description('Queue a drop for the worker (the same drop is loaded once).')

@@ -1,9 +1,11 @@
 import { UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
 import { isAppError, ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import type { BuildSettings } from './build-version.ts';
+import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop } from './load-drop.ts';
+import { loadDropShared } from './load-drop-shared.ts';
+import type { SharedVersions } from './shared-versions.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 
 export interface WorkerSettings {
@@ -14,6 +16,8 @@ export interface WorkerSettings {
   readonly retain: number;
   readonly lockMs: number;
   readonly maxStalls: number;
+  /** Versions shared between machines (VERSION_STORE set); null: DATA_DIR and its CURRENT file. */
+  readonly shared?: SharedVersions | null;
 }
 
 /** Errors that will fail the same way on every try: the job fails at once, with the report. */
@@ -36,11 +40,12 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger): Worker<
   const processJob = async (job: LoadJob): Promise<LoadJobResult> => {
     log.info({ job_id: job.id, attempt: job.attemptsMade + 1, files: job.data.files.length }, 'load started');
     try {
-      const result = await loadDrop({
+      const options = {
         dataDir: settings.dataDir, inputs: job.data.inputs, month: job.data.month, settings: settings.build,
         retain: settings.retain, expectedDropId: job.data.dropId,
-        onProgress: (p) => void job.updateProgress({ ...p }).catch(() => undefined),
-      });
+        onProgress: (p: LoadProgress) => void job.updateProgress({ ...p }).catch(() => undefined),
+      };
+      const result = settings.shared ? await loadDropShared(options, settings.shared) : await loadDrop(options);
       log.info({ job_id: job.id, label: result.label, already_loaded: result.alreadyLoaded }, 'load published');
       return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report) };
     } catch (err) {

@@ -1,6 +1,7 @@
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createLoadWorker } from './load-worker.ts';
+import { openSharedVersions } from './open-shared-versions.ts';
 import { redisConnection } from './redis-connection.ts';
 import { cleanStaleBuilds } from './temp-files.ts';
 
@@ -10,10 +11,12 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   const removed = await cleanStaleBuilds(config.dataDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
+  const shared = openSharedVersions(config, log);
+  if (shared) log.info({ store: shared.shared.store.description, pointer: shared.shared.pointer.description }, 'publishing to the shared version store');
   const worker = createLoadWorker({
     connection: redisConnection(config.redisUrl), queueName: config.loadQueue, dataDir: config.dataDir,
     build: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
-    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls,
+    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls, shared: shared?.shared ?? null,
   }, log);
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
@@ -23,7 +26,7 @@ async function main(): Promise<void> {
     // (its lock lapses and another worker retries it; the load publishes nothing until the end).
     log.info({ signal }, 'finishing the current job, then stopping');
     process.once(signal as NodeJS.Signals, () => process.exit(1));
-    worker.close().then(() => process.exit(0), () => process.exit(1));
+    worker.close().then(() => shared?.close()).then(() => process.exit(0), () => process.exit(1));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
