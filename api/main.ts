@@ -8,6 +8,7 @@ import { openVersionFileStore } from '../shared/open-version-store.ts';
 import { RedisVersionPointer } from '../shared/redis-version-pointer.ts';
 import { VersionCache } from '../shared/version-cache.ts';
 import type { VersionFileStore } from '../shared/version-file-store.ts';
+import { WebFleetMember } from '../shared/web-fleet.ts';
 
 /** How long start-up waits for Redis before serving with per-process rate limits. */
 const REDIS_START_WAIT_MS = 2000;
@@ -43,13 +44,15 @@ async function closeRedis(redis: Redis | null): Promise<void> {
  * With VERSION_STORE set: the Redis connection of the pointer (its own: unlike the limiter's, its
  * commands wait for a reconnection rather than fail at once), the store and the local cache.
  */
-function openShared(config: Config, log: Logger): { redis: Redis; store: VersionFileStore; pointer: RedisVersionPointer; cache: VersionCache } | null {
+function openShared(config: Config, log: Logger): { redis: Redis; store: VersionFileStore; pointer: RedisVersionPointer; cache: VersionCache; fleet: WebFleetMember } | null {
   if (!config.versionStore) return null;
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 2, connectTimeout: 2000 });
   redis.on('error', (err: Error) => log.debug({ err: err.message }, 'pointer Redis connection'));
   const store = openVersionFileStore(config.versionStore);
   log.info({ store: store.description, cache: config.dataDir }, 'versions come from the store through the local cache; the pointer is in Redis');
-  return { redis, store, pointer: new RedisVersionPointer(redis, config.redisPrefix), cache: new VersionCache(config.dataDir, store, log) };
+  const cache = new VersionCache(config.dataDir, store, log);
+  const fleet = new WebFleetMember(redis, config.redisPrefix, (label) => cache.ensure(label), log);
+  return { redis, store, pointer: new RedisVersionPointer(redis, config.redisPrefix), cache, fleet };
 }
 
 /** Entry point of the web process (`npm run serve`, the Procfile's `web`). */
@@ -59,10 +62,11 @@ async function main(): Promise<void> {
   const redis = await connectRateLimitRedis(config, log);
   const shared = openShared(config, log);
   const server = await startServer(config, log, { redis, shared });
+  await shared?.fleet.start();
   if (!server.store.current && !shared) log.warn({ data_dir: config.dataDir }, 'no version is current yet: /readyz answers 503 until one is loaded');
   const stop = (signal: string) => {
     log.info({ signal }, 'draining');
-    server.close().then(() => closeRedis(redis)).then(() => shared?.store.close()).then(() => closeRedis(shared?.redis ?? null)).then(() => process.exit(0), (err: unknown) => {
+    server.close().then(() => shared?.fleet.stop()).then(() => closeRedis(redis)).then(() => shared?.store.close()).then(() => closeRedis(shared?.redis ?? null)).then(() => process.exit(0), (err: unknown) => {
       log.error({ err: (err as Error).message }, 'shutdown failed');
       process.exit(1);
     });

@@ -76,6 +76,7 @@ export async function loadDropShared(opts: LoadOptions, shared: SharedVersions):
         if ((await shared.pointer.read()) !== base) return null;
         if ((await shared.store.facts(label)) !== null) return null; // a concurrent load took this label
         await shared.store.put(label, temp, { sha256, dropId: drop.id });
+        await shared.stage?.(label);
         if (!(await shared.pointer.swap(base, label))) {
           // Moved after the check (a rollback does not take the lock): this file is not published.
           await shared.store.remove(label);

@@ -5,10 +5,10 @@ import type { SharedVersions } from './shared-versions.ts';
  * Rollback when versions are shared between machines: the Redis pointer moves (compare-and-set,
  * under the publish lock, announced to every web process) to a version fully stored in the
  * store: `label`, or with `previous` the one built just before the current one. Each web process
- * downloads and verifies it (sha256) before switching; one that cannot keeps its version.
+ * has it staged (downloaded and verified) before the pointer moves; one that cannot keeps its version.
  * @throws AppError VERSION_NOT_FOUND
  */
-export async function rollbackShared(shared: Pick<SharedVersions, 'store' | 'pointer' | 'lock'>, target: { label?: string; previous?: boolean }): Promise<{ from: string | null; to: string }> {
+export async function rollbackShared(shared: Pick<SharedVersions, 'store' | 'pointer' | 'lock' | 'stage'>, target: { label?: string; previous?: boolean }): Promise<{ from: string | null; to: string }> {
   return shared.lock.using(async () => {
     const versions = await shared.store.list();
     const current = await shared.pointer.read();
@@ -21,6 +21,7 @@ export async function rollbackShared(shared: Pick<SharedVersions, 'store' | 'poi
       to = versions.find((v) => v.label === target.label)?.label;
     }
     if (!to || (await shared.store.facts(to)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(target.label ?? '')}`);
+    await shared.stage?.(to);
     if (!(await shared.pointer.swap(current, to))) throw new Error('the pointer moved during the rollback; try again');
     return { from: current, to };
   });

@@ -14,4 +14,9 @@ export interface SharedVersions {
   readonly cache: VersionCache;
   /** Cached versions unused this long may be deleted (CACHE_GRACE_SECONDS). */
   readonly cacheGraceMs: number;
+  /**
+   * Called with a stored version before the pointer moves to it: announces it as staged and
+   * waits (bounded) until every live web process has it in its cache (shared/web-fleet.ts).
+   */
+  readonly stage?: (label: string) => Promise<void>;
 }

@@ -83,6 +83,8 @@ export interface Config {
   readonly redisPrefix: string;
   /** A cached version neither current nor previous is deleted once unused this long (CACHE_GRACE_SECONDS, default 600). */
   readonly cacheGraceSeconds: number;
+  /** How long a publish waits for every web process to stage (download) a new version before moving the pointer anyway (STAGE_TIMEOUT_SECONDS, default 300). */
+  readonly stageTimeoutSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -203,5 +205,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     versionStore: versionStoreVar(env, cwd, dataDir),
     redisPrefix: nameVar(env, 'REDIS_PREFIX', 'placedata'),
     cacheGraceSeconds: intVar(env, 'CACHE_GRACE_SECONDS', 600, 0, 30 * 86_400),
+    stageTimeoutSeconds: intVar(env, 'STAGE_TIMEOUT_SECONDS', 300, 0, 86_400),
   });
 }
