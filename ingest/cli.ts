@@ -100,6 +100,18 @@ function program(config: () => Config, out: Out, err: Out): Command {
     .option('--json', 'print as JSON')
     .action(async (opts: { json?: boolean }) => {
       const c = config();
+      const stored = await withShared(c, async (shared) => {
+        if (!shared) return null;
+        const current = await shared.pointer.read();
+        return (await shared.store.list()).map((v) => ({ label: v.label, current: v.label === current, release_month: v.releaseMonth, bytes: v.bytes }));
+      });
+      if (stored) {
+        // Many machines: the store's versions (their facts are inside the files, which this machine may not have).
+        if (opts.json) return out(JSON.stringify(stored));
+        for (const v of stored) out(`${v.current ? '*' : ' '} ${v.label}  ${v.bytes} bytes`);
+        if (stored.length === 0) out('no versions');
+        return;
+      }
       const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
       if (opts.json) return out(JSON.stringify(versions.map(({ report: _report, ...v }) => v)));
       for (const v of versions) {
