@@ -22,6 +22,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_MEMORY_LIMIT: 'lots' })).to.throw('API_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"');
   });
 
+  it('reads VERSION_STORE: none by default (one machine), a directory other than DATA_DIR, or s3:// with its S3_* and AWS_* settings', () => {
+    const c = loadConfig({}, '/srv/app');
+    expect([c.versionStore, c.redisPrefix, c.cacheGraceSeconds, c.stageTimeoutSeconds]).to.deep.equal([null, 'placedata', 600, 300]);
+    expect(loadConfig({ VERSION_STORE: 'shared/versions' }, '/srv/app').versionStore).to.deep.equal({ kind: 'directory', dir: '/srv/app/shared/versions' });
+    expect(loadConfig({ VERSION_STORE: 'file:///mnt/v' }, '/srv/app').versionStore).to.deep.equal({ kind: 'directory', dir: '/mnt/v' });
+    expect(loadConfig({ VERSION_STORE: 's3://my-bucket/place/data/', AWS_REGION: 'eu-west-1' }).versionStore).to.deep.equal({
+      kind: 's3', bucket: 'my-bucket', prefix: 'place/data', endpoint: null, region: 'eu-west-1', forcePathStyle: false, credentials: null,
+    });
+    expect(loadConfig({ VERSION_STORE: 's3://versions', S3_ENDPOINT: 'http://minio:9000', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' }).versionStore).to.deep.equal({
+      kind: 's3', bucket: 'versions', prefix: '', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+    });
+  });
+
   it('splits development keys and trims them', () => {
     expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
   });
@@ -37,6 +50,12 @@ describe('loadConfig', () => {
       [{ RATE_LIMIT_WINDOW_SECONDS: '0' }, 'RATE_LIMIT_WINDOW_SECONDS must be an integer from 1 to 86400; got "0"'],
       [{ RATE_LIMIT_PREFIX: 'rl:{x}' }, 'RATE_LIMIT_PREFIX must be letters, digits, ".", "_" or "-"; got "rl:{x}"'],
       [{ MAX_ROOT_FIELDS: '0' }, 'MAX_ROOT_FIELDS must be an integer from 1 to 1000; got "0"'],
+      [{ VERSION_STORE: 's3://B/x' }, 'VERSION_STORE must be s3://<bucket>/<prefix> with a valid bucket name; got "s3://B/x"'],
+      [{ VERSION_STORE: './datasets' }, 'VERSION_STORE must be a folder other than DATA_DIR (DATA_DIR is then the local cache); got "./datasets"'],
+      [{ VERSION_STORE: 's3://b-1', S3_ENDPOINT: 'minio:9000' }, 'S3_ENDPOINT must be an http(s) URL; got "minio:9000"'],
+      [{ VERSION_STORE: 's3://b-1', AWS_ACCESS_KEY_ID: 'id' }, 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together'],
+      [{ VERSION_STORE: 's3://b-1', S3_FORCE_PATH_STYLE: 'yes' }, 'S3_FORCE_PATH_STYLE must be true or false; got "yes"'],
+      [{ REDIS_PREFIX: 'a b' }, 'REDIS_PREFIX must be letters, digits, ".", "_" or "-"; got "a b"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });
