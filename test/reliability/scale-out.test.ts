@@ -230,9 +230,9 @@ for (const backend of ['directory', 's3'] as const) {
       // How long each API took to get each version (download and sha256 check), from their logs.
       const downloadMs = apis.flatMap((api) => [...api.output().matchAll(/"ms":(\d+),"bytes":(\d+),"msg":"version downloaded and verified"/g)].map((m) => Number(m[1])));
       const biggest = Math.max(...apis.flatMap((api) => [...api.output().matchAll(/"bytes":(\d+),"msg":"version downloaded/g)].map((m) => Number(m[1]))));
-      const stagedMs = [...workers, ...procs].flatMap((p) => [...p.output().matchAll(/"web_processes":(\d+),"waited_ms":(\d+),"msg":"version staged on every web process"/g)].map((m) => `${m[2]}`));
+      const stagedMs = workers.flatMap((p) => [...p.output().matchAll(/"web_processes":(\d+),"waited_ms":(\d+),"msg":"version staged on every web process"/g)].map((m) => `${m[2]}`));
       console.log(`    ${backend}: convergence per announcement (ms): ${times.join(', ')}; downloads by the APIs: ${downloadMs.length}, slowest ${Math.max(...downloadMs)} ms; ` +
-        `largest version ${biggest} bytes; staging (every API downloaded and verified, before the pointer moved) per worker publish (ms): ${[...new Set(stagedMs)].join(', ')}`);
+        `largest version ${biggest} bytes; staging (every API downloaded and verified, before the pointer moved) per publish by a worker (ms): ${stagedMs.join(', ')}`);
       expect(worst, `convergence per announcement (ms): ${times.join(', ')}`).to.be.at.most(CONVERGE_MS);
 
       // Caches keep the current and previous versions; the store keeps RETAIN_VERSIONS.
@@ -247,7 +247,7 @@ for (const backend of ['directory', 's3'] as const) {
       for (const api of apis) expect(api.output()).not.to.match(/"level":(50|60)/);
       console.log(`    ${backend}: ${outcomes.length} requests by ${APIS * CLIENTS_PER_API} clients over ${APIS} APIs, failures ${failures.length}; ` +
         `${announcements.length} announcements (${1 + DROPS + 1} publishes, 1 rollback); convergence per announcement (ms): ${times.join(', ')}; worst ${worst} ms; ` +
-        `loads published per worker for the 5 drops: ${workerLogs.join(' + ')}; worker ${victim} SIGKILLed mid-load, the other published ${bigResult.label}; store keeps ${stored.length}`);
+        `publishes per worker for version 0 and the 5 drops: ${workerLogs.join(' + ')}; worker ${victim} SIGKILLed mid-load, the other published ${bigResult.label}; store keeps ${stored.length}`);
     });
   });
 }
