@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { readdir, writeFile, appendFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { appendFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
@@ -126,6 +127,18 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
       code: 'VERSION_INVALID', message: `version ${label}: the downloaded file's sha256 does not match the store's`,
     });
     expect(await readdir(cacheDir)).to.deep.equal([]);
+  });
+
+  it('a download lock left by a dead process is taken over', async () => {
+    const storeDir = path.join(dir, 'lock-store');
+    const store = new DirectoryVersionStore(storeDir);
+    await store.put(label, built, { sha256: await fileSha256(built), dropId: 'd' });
+    const cacheDir = path.join(dir, 'lock-cache');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: its pid names no live process
+    await mkdir(cacheDir, { recursive: true });
+    await writeFile(path.join(cacheDir, `.${label}.download-lock`), String(dead));
+    expect(await new VersionCache(cacheDir, store, log).ensure(label)).to.equal(path.join(cacheDir, `${label}.duckdb`));
+    expect(await readdir(cacheDir)).to.deep.equal([`${label}.duckdb`]);
   });
 
   it('a directory store lists no version whose checksum was not written (an upload cut short)', async () => {
