@@ -9,6 +9,9 @@ import type { KeyRateLimiter } from './key-rate-limiter.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
 import { buildSchema } from './schema.ts';
+import { statusRoutes, type RollbackFn } from './status-routes.ts';
+import type { LoadJobReader } from '../shared/load-job-reader.ts';
+import { webPages } from './web-pages.ts';
 import { bodyGuard, preflight, transportGuard } from './transport-guard.ts';
 import type { VersionCatalog } from './version-catalog.ts';
 import type { Lease, VersionStore } from './version-store.ts';
@@ -29,6 +32,8 @@ export interface AppOptions {
   readonly limiter: KeyRateLimiter | null;
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
+  /** The status page's rollback and load-queue reader (status-routes.ts). */
+  readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null };
 }
 
 function requestLog(log: Logger) {
@@ -109,6 +114,8 @@ export function createApp(options: AppOptions): express.Express {
     if (current) res.json({ status: 'ready', version_date: current.label });
     else res.status(503).json({ status: 'not_ready', version_date: null });
   });
+  app.use(webPages());
+  app.use(statusRoutes({ ...options, ...options.admin }));
   app.options('/v1/graphql', preflight());
   // Cheapest refusals first; nothing reads data or takes a version before the rate limit.
   app.all('/v1/graphql',

@@ -1,5 +1,5 @@
 import {
-  Kind, execute, getArgumentValues, getNamedType, getOperationAST, getVariableValues, isLeafType, isListType, isNonNullType, isObjectType,
+  Kind, execute, getArgumentValues, getOperationAST, getVariableValues, isLeafType, isListType, isNonNullType, isObjectType,
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
   type GraphQLObjectType, type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode,
   type SelectionSetNode,

@@ -2,8 +2,8 @@ import {
   GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
   type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLOutputType,
 } from 'graphql';
-import { EXTRA_COLUMNS, type ColumnKind } from '../shared/column-catalog.ts';
-import { CORE_COLUMNS, WEEKLY_COLUMNS } from '../shared/version-schema.ts';
+import { EXTRA_COLUMNS, inCatalog, type CatalogProduct, type ColumnKind } from '../shared/column-catalog.ts';
+import { PRODUCTS } from '../shared/version-schema.ts';
 import { JSONScalar } from './json-scalar.ts';
 import type { Row } from './lookup-queries.ts';
 
@@ -27,6 +27,13 @@ const KIND_NOTES: Readonly<Record<ColumnKind, string>> = {
 
 /** Which version added these fields: the serving documents that carry them came with version-file schema 3. */
 const SINCE = 'Since version-file schema 3 (versions loaded by this service from November 2026 on); null when the served version\'s drop did not deliver the column.';
+/** Monthly patterns and geometry, and the columns only they brought, came with schema 4. */
+const SINCE_4 = SINCE.replace('schema 3', 'schema 4');
+const NEW_IN_4 = new Set(['popularity_by_hour', 'popularity_by_day', 'related_same_month_brand']);
+
+function since(product: CatalogProduct, name: string): string {
+  return product === 'monthly' || product === 'geometry' || NEW_IN_4.has(name) ? SINCE_4 : SINCE;
+}
 
 function brandsOf(row: Row): { brand_id: string | null; brand_name: string | null }[] | null {
   const names = row['brands'];
@@ -39,13 +46,20 @@ function brandsOf(row: Row): { brand_id: string | null; brand_name: string | nul
   }));
 }
 
-const SPEC = { core: new Set(CORE_COLUMNS.map((c) => c.name)), weekly: new Set(WEEKLY_COLUMNS.map((c) => c.name)) };
+const SPEC: Readonly<Record<CatalogProduct, ReadonlySet<string>>> = {
+  core: new Set(PRODUCTS.core.spec.map((c) => c.name)), weekly: new Set(PRODUCTS.weekly.spec.map((c) => c.name)),
+  monthly: new Set(PRODUCTS.monthly.spec.map((c) => c.name)), geometry: new Set(PRODUCTS.geometry.spec.map((c) => c.name)),
+};
 
-/** The delivered columns the catalog does not know, by name (kept as text at ingest). */
-function otherColumns(product: 'core' | 'weekly') {
+/**
+ * The delivered columns this product's type does not name, by name: those the catalog does not
+ * know (kept as text at ingest), and catalogued columns of another product that a file of this
+ * one carried (a geometry file's iso_country_code, a core file's poi_cbg).
+ */
+function otherColumns(product: CatalogProduct) {
   return (row: Row): Record<string, unknown> => {
     const out: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !(name in EXTRA_COLUMNS)) out[name] = value;
+    for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !inCatalog(name, product)) out[name] = value;
     return out;
   };
 }
@@ -55,18 +69,18 @@ function otherColumns(product: 'core' | 'weekly') {
  * the product can carry, typed by its kind, `brands` as objects, and `other_columns` for the rest.
  * Resolvers read only their row (they stay on the compiled execution path).
  */
-export function extraFields(product: 'core' | 'weekly'): GraphQLFieldConfigMap<Row, unknown> {
+export function extraFields(product: CatalogProduct): GraphQLFieldConfigMap<Row, unknown> {
   const fields: GraphQLFieldConfigMap<Row, unknown> = {};
   for (const [name, entry] of Object.entries(EXTRA_COLUMNS)) {
-    if (entry.products !== 'both' && entry.products !== product) continue;
+    if (!inCatalog(name, product)) continue;
     const field: GraphQLFieldConfig<Row, unknown> = name === 'brands'
-      ? { type: new GraphQLList(new GraphQLNonNull(Brand)), description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${SINCE}`, resolve: brandsOf }
-      : { type: KIND_TYPES[entry.kind], description: `${KIND_NOTES[entry.kind]} ${SINCE}` };
+      ? { type: new GraphQLList(new GraphQLNonNull(Brand)), description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${since(product, name)}`, resolve: brandsOf }
+      : { type: KIND_TYPES[entry.kind], description: `${KIND_NOTES[entry.kind]} ${since(product, name)}` };
     fields[name] = field;
   }
   fields['other_columns'] = {
     type: JSONScalar,
-    description: `Every delivered column this schema does not name, by its (lower-cased) header, as text. ${SINCE.replace('null when', '{} when')}`,
+    description: `Every delivered column this schema does not name, by its (lower-cased) header, as text. ${since(product, 'other_columns').replace('null when', '{} when')}`,
     resolve: otherColumns(product),
   };
   return fields;

@@ -8,9 +8,13 @@ import type { ServedVersion } from './served-version.ts';
  */
 export async function findDocuments(version: ServedVersion, plan: LookupPlan, placekeys: readonly string[]): Promise<Map<string, Found>> {
   const weeks = [...plan.weeks].filter((w) => version.hasWeek(w));
+  const months = [...plan.months].filter((m) => version.hasMonth(m)).sort();
+  const geometry = plan.geometry && version.hasGeometry;
   const request = {
     placekeys, core: plan.core, weeks, coreExtras: plan.coreExtras,
     weekExtras: weeks.filter((w) => plan.weekExtras.has(w) && version.hasWeekExtras(w)),
+    // Only named when asked: the spec's look-ups keep their statement (and its cached plan).
+    ...(months.length || geometry ? { months, geometry } : {}),
   };
-  return request.core || request.weeks.length > 0 ? version.lookup(request) : new Map<string, Found>();
+  return request.core || request.weeks.length > 0 || months.length > 0 || geometry ? version.lookup(request) : new Map<string, Found>();
 }

@@ -1,23 +1,45 @@
-import { activeDigests, digestKey, findDigest, keyFileStamp, readKeyFile } from '../shared/key-store.ts';
+import { activeKeys, digestKey, findDigest, keyFileStamp, readKeyFile, roleOf, type KeyRole } from '../shared/key-store.ts';
 import type { Logger } from '../shared/logger.ts';
 
+/** Who an accepted key belongs to: what the handlers after the key check may know of it. */
+export interface KeyIdentity {
+  /** `sha256:<hex>`: names the caller to the rate limiter, so the raw key goes no further. */
+  readonly digest: string;
+  /** The key's name in the key file; `env:<n>` / `env-operator:<n>` for the n-th development key. */
+  readonly name: string;
+  readonly role: KeyRole;
+}
+
 /**
- * The digests of the keys that may call the API: the key file's active keys plus development
- * keys from the environment (digested at start-up; the raw values are not kept). Re-reads the
- * file when it changes, so `placedata keys create/revoke` takes effect without a restart.
+ * The keys that may call the API: the key file's active keys plus development keys from the
+ * environment (digested at start-up; the raw values are not kept). PLACEDATA_API_KEYS are
+ * readers, PLACEDATA_OPERATOR_KEYS operators. Re-reads the file when it changes, so
+ * `placedata keys create/revoke` takes effect without a restart.
  */
 export class KeyRing {
   readonly #file: string;
-  readonly #devDigests: readonly string[];
+  readonly #dev: readonly KeyIdentity[];
   readonly #log: Logger;
+  #byDigest = new Map<string, KeyIdentity>();
   #digests: readonly string[] = [];
   #stamp = -1;
 
-  constructor(file: string, devKeys: readonly string[], log: Logger) {
+  constructor(file: string, devKeys: readonly string[], log: Logger, devOperatorKeys: readonly string[] = []) {
     this.#file = file;
-    this.#devDigests = devKeys.map(digestKey);
+    this.#dev = [
+      ...devKeys.map((k, i): KeyIdentity => ({ digest: digestKey(k), name: `env:${i + 1}`, role: 'reader' })),
+      ...devOperatorKeys.map((k, i): KeyIdentity => ({ digest: digestKey(k), name: `env-operator:${i + 1}`, role: 'operator' })),
+    ];
     this.#log = log;
-    this.#digests = this.#devDigests;
+    this.#set(this.#dev);
+  }
+
+  #set(identities: readonly KeyIdentity[]): void {
+    // A digest listed twice (a dev key also in the file) keeps its first, development identity.
+    const map = new Map<string, KeyIdentity>();
+    for (const id of identities) if (!map.has(id.digest)) map.set(id.digest, id);
+    this.#byDigest = map;
+    this.#digests = [...map.keys()];
   }
 
   get size(): number {
@@ -29,8 +51,8 @@ export class KeyRing {
     try {
       const stamp = await keyFileStamp(this.#file);
       if (stamp === this.#stamp) return;
-      const keys = await readKeyFile(this.#file);
-      this.#digests = [...this.#devDigests, ...activeDigests(keys)];
+      const keys = activeKeys(await readKeyFile(this.#file));
+      this.#set([...this.#dev, ...keys.map((k): KeyIdentity => ({ digest: k.digest, name: k.name, role: roleOf(k) }))]);
       this.#stamp = stamp;
     } catch (err) {
       this.#log.error({ err: (err as Error).message }, 'cannot read the key file; keeping the keys loaded before');
@@ -47,5 +69,11 @@ export class KeyRing {
    */
   identify(rawKey: string): string | null {
     return findDigest(rawKey, this.#digests);
+  }
+
+  /** The digest, name and role of an accepted key, or null (compared as `identify` does). */
+  who(rawKey: string): KeyIdentity | null {
+    const digest = this.identify(rawKey);
+    return digest === null ? null : this.#byDigest.get(digest) ?? null;
   }
 }

@@ -78,5 +78,7 @@ function merge(requests: readonly LookupRequest[]): LookupRequest {
     weeks: [...new Set(requests.flatMap((r) => r.weeks))].sort(),
     coreExtras: requests.some((r) => r.core && r.coreExtras),
     weekExtras: [...new Set(requests.flatMap((r) => r.weekExtras ?? []))].sort(),
+    months: [...new Set(requests.flatMap((r) => r.months ?? []))].sort(),
+    geometry: requests.some((r) => r.geometry),
   };
 }

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../shared/sql.ts';
-import { SERVING, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { monthColumn, SERVING, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
@@ -14,6 +14,10 @@ export interface LookupRequest {
   readonly coreExtras?: boolean;
   /** Weeks (among `weeks`) whose other delivered columns are wanted too (`x<week>`), where the version has them. */
   readonly weekExtras?: readonly string[];
+  /** Months (their 1sts) of monthly patterns wanted that the version holds (`serve_more`). */
+  readonly months?: readonly string[];
+  /** Whether geometry is wanted (the version has `serve_more`). */
+  readonly geometry?: boolean;
 }
 
 /**
@@ -24,6 +28,10 @@ export interface LookupRequest {
 export interface Found {
   readonly core: Row | null;
   readonly weeks: ReadonlyMap<string, Row>;
+  /** Monthly patterns by month (1st), when asked for. */
+  readonly months?: ReadonlyMap<string, Row>;
+  /** Geometry, when asked for and the POI has it. */
+  readonly geometry?: Row | null;
 }
 
 /** Separators of the one-string result: JSON text escapes control characters and Placekeys hold none. */
@@ -44,7 +52,8 @@ const ROW = '\x1e';
  */
 export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<Map<string, Found>> {
   const found = new Map<string, Found>();
-  if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0)) return found;
+  const months = request.months ?? [];
+  if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0 && months.length === 0 && !request.geometry)) return found;
   // What each fetched column holds: core (null) or a week. Spec documents, then other columns.
   const specTargets: readonly (string | null)[] = [...(request.core ? [null] : []), ...request.weeks];
   const extraTargets: readonly (string | null)[] = [...(request.core && request.coreExtras ? [null] : []), ...(request.weekExtras ?? [])];
@@ -58,14 +67,21 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
     return `SELECT string_agg(concat(${fields}), chr(30)) FROM ${table} WHERE placekey IN (${params})`;
   };
   const specPart = part(SERVING.places, specTargets.map((w) => (w === null ? 'core' : weekColumn(w))));
+  // Monthly patterns and geometry (serve_more): geometry (null), then the months.
+  const moreTargets: readonly (string | null)[] = [...(request.geometry ? [null] : []), ...months];
+  const others = [
+    ...(extraTargets.length ? [{ id: 1, sql: part(SERVING.extras, extraTargets.map((w) => (w === null ? SERVING.coreExtras : weekExtrasColumn(w)))) }] : []),
+    ...(moreTargets.length ? [{ id: 2, sql: part(SERVING.more, moreTargets.map((m) => (m === null ? SERVING.geometry : monthColumn(m)))) }] : []),
+  ];
   // A constant first column tells the parts apart: UNION ALL does not promise their order.
-  const sql = extraTargets.length === 0 ? specPart
-    : `SELECT 0 AS part, * FROM (${specPart}) UNION ALL SELECT 1, * FROM (${part(SERVING.extras, extraTargets.map((w) => (w === null ? SERVING.coreExtras : weekExtrasColumn(w))))})`;
+  const sql = others.length === 0 ? specPart
+    : [`SELECT 0 AS part, * FROM (${specPart})`, ...others.map((o) => `SELECT ${o.id}, * FROM (${o.sql})`)].join(' UNION ALL ');
   const statement = await preparedFor(conn, sql);
   statement.bind(bound);
   const columns = (await statement.runAndReadAll()).getColumnsJS();
-  const joined = extraTargets.length === 0 ? { spec: columns[0]?.[0], extras: undefined }
-    : { spec: columns[1]?.[columns[0]!.indexOf(0)], extras: columns[1]?.[columns[0]!.indexOf(1)] };
+  const partOf = (id: number) => columns[1]?.[columns[0]!.indexOf(id)];
+  const joined = others.length === 0 ? { spec: columns[0]?.[0], extras: undefined, more: undefined }
+    : { spec: partOf(0), extras: partOf(1), more: partOf(2) };
   if (typeof joined.spec !== 'string') return found; // no row matched
   for (const values of rows(joined.spec)) {
     const placekey = values[0]!;
@@ -79,7 +95,21 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
       if (week === null) core = row;
       else weeks.set(week, row);
     });
-    found.set(placekey, { core, weeks });
+    found.set(placekey, moreTargets.length ? { core, weeks, months: new Map(), geometry: null } : { core, weeks });
+  }
+  if (typeof joined.more === 'string') {
+    for (const values of rows(joined.more)) {
+      const entry = found.get(values[0]!);
+      if (!entry) continue;
+      moreTargets.forEach((month, i) => {
+        const doc = values[i + 1]!;
+        if (doc === '') return;
+        const row = JSON.parse(doc) as Row;
+        row['placekey'] = values[0]!;
+        if (month === null) (entry as { geometry: Row | null }).geometry = row;
+        else (entry.months as Map<string, Row>).set(month, row);
+      });
+    }
   }
   if (typeof joined.extras !== 'string') return found;
   for (const values of rows(joined.extras)) {

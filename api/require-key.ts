@@ -8,7 +8,8 @@ const CHALLENGE = { 'WWW-Authenticate': 'APIKey realm="placedata", header="apike
 /**
  * Refuses a request without a valid `apikey` header with 401 before anything else is read.
  * Only the header counts: a key in the query string or body is ignored. The accepted key's
- * digest is left in `res.locals['keyDigest']` for what follows; the raw key is not kept.
+ * digest is left in `res.locals['keyDigest']` and its name and role in `res.locals['key']` (a
+ * KeyIdentity) for what follows; the raw key is not kept.
  */
 export function requireKey(keys: KeyRing) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -16,11 +17,12 @@ export function requireKey(keys: KeyRing) {
     if (presented === undefined || presented === '') {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'No API key found in request', CHALLENGE);
     }
-    const digest = typeof presented === 'string' ? keys.identify(presented) : null;
-    if (digest === null) {
+    const identity = typeof presented === 'string' ? keys.who(presented) : null;
+    if (identity === null) {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'Invalid authentication credentials', CHALLENGE);
     }
-    res.locals['keyDigest'] = digest;
+    res.locals['keyDigest'] = identity.digest;
+    res.locals['key'] = identity;
     next();
   };
 }

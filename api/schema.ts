@@ -4,6 +4,7 @@ import {
 } from 'graphql';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { canonicalPlacekey, isValidPlacekey } from '../shared/placekey.ts';
+import { MAX_RANGE_MONTHS, monthOfDateArg, monthsOfRange } from '../shared/months.ts';
 import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
 import { extraFields } from './extra-fields.ts';
 import type { Found, Row } from './lookup-queries.ts';
@@ -58,6 +59,8 @@ export interface Entry {
   readonly canonical: string;
   readonly found: Found | undefined;
   readonly latestWeek: string | null;
+  /** The version's newest month (its 1st), what monthly patterns without `date` answer. */
+  readonly latestMonth: string | null;
 }
 
 function badPlacekey(value: unknown): GraphQLError {
@@ -108,6 +111,32 @@ const WeeklyPatterns = new GraphQLObjectType<Row>({
   },
 });
 
+/** Monthly patterns and geometry came with version-file schema 4; older versions answer null. */
+const SINCE_4 = 'Since version-file schema 4 (versions loaded by this service from November 2026 on); null from older versions.';
+
+const MonthlyPatterns = new GraphQLObjectType<Row>({
+  name: 'MonthlyPatterns',
+  description: `Visits to a POI in one month (local midnight of the 1st to local midnight of the 1st of the next month). ${SINCE_4}`,
+  fields: {
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
+    location_name: str, street_address: str, city: str, region: str,
+    date_range_start: { type: GraphQLString, description: 'Local midnight of the 1st, with the POI\'s UTC offset, as delivered.' },
+    date_range_end: { type: GraphQLString, description: 'Local midnight of the 1st of the next month, with its UTC offset (which differs across a DST change), as delivered.' },
+    raw_visit_counts: int, raw_visitor_counts: int,
+    visits_by_day: { type: new GraphQLList(new GraphQLNonNull(GraphQLInt)), description: 'One count per day of the month (28 to 31), the 1st first.' },
+    ...extraFields('monthly'),
+  },
+});
+
+const Geometry = new GraphQLObjectType<Row>({
+  name: 'Geometry',
+  description: `The POI's footprint, from a geometry file or the geometry columns of core files. ${SINCE_4}`,
+  fields: {
+    placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The POI\'s Placekey (as the hosted API returned it inside each product).' },
+    ...extraFields('geometry'),
+  },
+});
+
 const coreField: GraphQLFieldConfig<Entry, RequestContext> = { type: PlaceCore, resolve: (entry) => entry.found?.core ?? null };
 
 const weeklyField: GraphQLFieldConfig<Entry, RequestContext, { date?: string | null }> = {
@@ -134,6 +163,32 @@ const rangeField: GraphQLFieldConfig<Entry, RequestContext, { start_date: string
   },
 };
 
+const monthlyField: GraphQLFieldConfig<Entry, RequestContext, { date?: string | null }> = {
+  type: MonthlyPatterns,
+  description: 'The month holding `date` (any day of it). Without `date`, the newest month of the served version.',
+  args: { date: { type: GraphQLString, description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const month = typeof args.date === 'string' ? monthOfDateArg(args.date) : entry.latestMonth;
+    return month === null ? null : entry.found?.months?.get(month) ?? null;
+  },
+};
+
+const monthRangeField: GraphQLFieldConfig<Entry, RequestContext, { start_date: string; end_date: string }> = {
+  type: new GraphQLList(new GraphQLNonNull(MonthlyPatterns)),
+  description: `The months overlapping \`start_date\` to \`end_date\` (both included; any day of a month selects it) for which the POI has data, oldest first; [] when none. At most ${MAX_RANGE_MONTHS} months (RANGE_TOO_LONG).`,
+  args: { start_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' }, end_date: { type: new GraphQLNonNull(GraphQLString), description: 'YYYY-MM-DD' } },
+  resolve: (entry, args) => {
+    const out: Row[] = [];
+    for (const month of monthsOfRange(args.start_date, args.end_date)) {
+      const doc = entry.found?.months?.get(month);
+      if (doc) out.push(doc);
+    }
+    return out;
+  },
+};
+
+const geometryField: GraphQLFieldConfig<Entry, RequestContext> = { type: Geometry, resolve: (entry) => entry.found?.geometry ?? null };
+
 /** The hosted API's product names answer exactly as ours (api/plan-lookup.ts lists them too). */
 const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
@@ -143,6 +198,13 @@ const entryFields: GraphQLFieldConfigMap<Entry, RequestContext> = {
   safegraph_weekly_patterns: { ...weeklyField, description: `The hosted Places API's name for \`placedata_weekly_patterns\`: the same object. ${weeklyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
   placedata_weekly_patterns_range: rangeField as GraphQLFieldConfig<Entry, RequestContext>,
   weekly_patterns: { ...rangeField, description: `The hosted API's v2 name for \`placedata_weekly_patterns_range\`. ${rangeField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  placedata_monthly_patterns: monthlyField as GraphQLFieldConfig<Entry, RequestContext>,
+  safegraph_monthly_patterns: { ...monthlyField, description: `The hosted Places API's name for \`placedata_monthly_patterns\`: the same object. ${monthlyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  safegraph_patterns: { ...monthlyField, description: `The hosted Places API's v1-early name for monthly patterns (\`placedata_monthly_patterns\`): the same object. ${monthlyField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  placedata_monthly_patterns_range: monthRangeField as GraphQLFieldConfig<Entry, RequestContext>,
+  monthly_patterns: { ...monthRangeField, description: `The hosted API's v2 name for \`placedata_monthly_patterns_range\`. ${monthRangeField.description}` } as GraphQLFieldConfig<Entry, RequestContext>,
+  placedata_geometry: { ...geometryField, description: `The POI's geometry; null when the served version has none for it. ${SINCE_4}` },
+  safegraph_geometry: { ...geometryField, description: 'The hosted Places API\'s name for `placedata_geometry`: the same object.' },
 };
 
 const PlaceEntry = new GraphQLObjectType<Entry, RequestContext>({ name: 'PlaceEntry', fields: entryFields });
@@ -153,10 +215,10 @@ async function batchLookup(_root: unknown, args: { placekeys?: readonly string[]
     throw new AppError(ErrorCodes.BATCH_TOO_LARGE, `batch_lookup takes at most ${ctx.maxBatch} placekeys; got ${placekeys.length}`);
   }
   const version = ctx.lease.version;
-  const plan = planLookup(info, version.latestWeek);
+  const plan = planLookup(info, version);
   const canonical = placekeys.map(canonicalPlacekey);
   const found = await findDocuments(version, plan, [...new Set(canonical)]);
-  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek }));
+  return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek, latestMonth: version.latestMonth }));
 }
 
 /** The public schema of POST /v1/graphql. */

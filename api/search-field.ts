@@ -99,7 +99,7 @@ export function searchField(entryType: GraphQLObjectType<Entry, RequestContext>)
       }
       const total = [...asked.values()].reduce((n, p) => n + p.first, 0);
       if (total > MAX_PAGE) throw new AppError(ErrorCodes.BAD_PAGE_SIZE, `the pages of one search may ask for at most ${MAX_PAGE} results together; these ask for ${total}`);
-      const plan = planEntries(fieldsNamed(fieldsNamed(results, 'edges', info), 'node', info), info, version.latestWeek);
+      const plan = planEntries(fieldsNamed(fieldsNamed(results, 'edges', info), 'node', info), info, version);
       const keysByPage = new Map<string, string[]>();
       for (const [key, page] of asked) {
         keysByPage.set(key, await version.query(async (conn) => {
@@ -118,7 +118,7 @@ export function searchField(entryType: GraphQLObjectType<Entry, RequestContext>)
         rows += page.length;
         pages.set(key, {
           pageInfo: { hasNextPage: more, endCursor: page.length ? encodeCursor(page.at(-1)!) : null },
-          edges: page.map((placekey) => ({ cursor: encodeCursor(placekey), node: { placekey, canonical: placekey, found: found.get(placekey), latestWeek: version.latestWeek } })),
+          edges: page.map((placekey) => ({ cursor: encodeCursor(placekey), node: { placekey, canonical: placekey, found: found.get(placekey), latestWeek: version.latestWeek, latestMonth: version.latestMonth } })),
         });
       }
       ctx.rowsByRootKey?.set(String(info.path.key), rows);

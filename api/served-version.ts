@@ -1,6 +1,6 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { SERVING, TABLES, SCHEMA_VERSION, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { monthColumn, READABLE_SCHEMAS, SERVING, TABLES, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
@@ -24,6 +24,11 @@ export class ServedVersion {
   readonly label: string;
   /** The newest week (its Monday, YYYY-MM-DD) in this version, answered when `date` is omitted. */
   readonly latestWeek: string | null;
+  /** The newest month (its 1st, YYYY-MM-01) of monthly patterns, answered when `date` is omitted. */
+  readonly latestMonth: string | null;
+  /** Whether the file has geometry and monthly documents to read (`serve_more`, schema 4 on). */
+  readonly hasGeometry: boolean;
+  readonly #monthColumns: ReadonlySet<string>;
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
@@ -37,9 +42,13 @@ export class ServedVersion {
   readonly #weekColumns: ReadonlySet<string>;
   readonly #weeks: readonly string[];
 
-  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, coreColumns: ReadonlySet<string>, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
+  private constructor(label: string, latestWeek: string | null, weekColumns: ReadonlySet<string>, coreColumns: ReadonlySet<string>,
+    more: { readonly present: boolean; readonly months: readonly string[] }, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions) {
     this.label = label;
     this.latestWeek = latestWeek;
+    this.hasGeometry = more.present;
+    this.#monthColumns = new Set(more.months.map(monthColumn));
+    this.latestMonth = more.months.at(-1) ?? null;
     this.coreColumns = coreColumns;
     this.#weekColumns = weekColumns;
     this.#weeks = [...weekColumns].filter((c) => c.startsWith('w')).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-${c.slice(7, 9)}`).sort();
@@ -56,8 +65,8 @@ export class ServedVersion {
       try {
         const info = await pool.use((conn) => readInfo(conn));
         // Checked before anything else reads the file: an older schema has no serving table.
-        if (info.label !== label || info.schemaVersion !== SCHEMA_VERSION) {
-          throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${SCHEMA_VERSION})`);
+        if (info.label !== label || !READABLE_SCHEMAS.includes(info.schemaVersion)) {
+          throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${READABLE_SCHEMAS.join(' or ')})`);
         }
         // Right after opening, look-ups are several times slower until the blocks they touch
         // are cached; one scan of the key, core and newest week before the version takes
@@ -66,7 +75,8 @@ export class ServedVersion {
         await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
         const coreColumns = await pool.use((conn) => readCoreColumns(conn));
-        return new ServedVersion(label, info.latestWeek, weeks, coreColumns, instance, pool, options);
+        const more = await pool.use((conn) => readMonths(conn));
+        return new ServedVersion(label, info.latestWeek, weeks, coreColumns, more, instance, pool, options);
       } catch (err) {
         pool.close();
         throw err;
@@ -80,6 +90,11 @@ export class ServedVersion {
   /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
   hasWeek(week: string): boolean {
     return this.#weekColumns.has(weekColumn(week));
+  }
+
+  /** Whether the version holds monthly patterns for the month starting on this 1st (YYYY-MM-01). */
+  hasMonth(month: string): boolean {
+    return this.#monthColumns.has(monthColumn(month));
   }
 
   /** Whether the version holds other delivered columns (beyond the spec's) for that week. */
@@ -152,4 +167,11 @@ async function readWeekColumns(conn: DuckDBConnection): Promise<Set<string>> {
 async function readCoreColumns(conn: DuckDBConnection): Promise<Set<string>> {
   const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $table`, { table: TABLES.core })).getRowObjectsJS();
   return new Set(rows.map((r) => String(r['column_name'])));
+}
+
+/** Whether the file has `serve_more` (schema 4 on), and the months (1sts, oldest first) it holds documents for. */
+async function readMonths(conn: DuckDBConnection): Promise<{ present: boolean; months: string[] }> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $more`, { more: SERVING.more })).getRowObjectsJS();
+  const months = rows.map((r) => String(r['column_name'])).filter((c) => /^m\d{6}$/.test(c)).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-01`).sort();
+  return { present: rows.length > 0, months };
 }

@@ -12,6 +12,9 @@ import { VersionStore } from './version-store.ts';
 import type { VersionCache } from '../shared/version-cache.ts';
 import type { VersionPointer } from '../shared/version-pointer.ts';
 import { CachedVersionFiles } from './version-files-source.ts';
+import { LoadJobReader } from '../shared/load-job-reader.ts';
+import { rollback } from '../shared/rollback.ts';
+import { rollbackShared, type SharedRollbackDeps } from '../shared/rollback-shared.ts';
 
 export interface RunningServer {
   readonly url: string;
@@ -30,10 +33,11 @@ export interface ServerDeps {
    */
   readonly redis?: Redis | null;
   /**
-   * Many machines (VERSION_STORE set): the Redis pointer to follow and this machine's cache of
-   * the store's versions. Without it, DATA_DIR holds the versions and its CURRENT file the pointer.
+   * Many machines (VERSION_STORE set): the Redis pointer to follow, this machine's cache of the
+   * store's versions, and what the status page's rollback needs (store, publish lock, staging).
+   * Without it, DATA_DIR holds the versions and its CURRENT file the pointer.
    */
-  readonly shared?: { readonly pointer: VersionPointer; readonly cache: VersionCache } | null;
+  readonly shared?: (SharedRollbackDeps & { readonly pointer: VersionPointer; readonly cache: VersionCache }) | null;
 }
 
 /** Starts the web process's server: opens the current version, follows the pointer and key file. */
@@ -44,12 +48,14 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     ...(shared ? { pointer: shared.pointer, files: new CachedVersionFiles(shared.cache, config.cacheGraceSeconds * 1000), waitForFirst: false } : {}),
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
   }, log);
-  const keys = new KeyRing(config.keysFile, config.devApiKeys, log);
+  const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
   await keys.refresh();
   await store.start();
   const keyTimer = setInterval(() => void keys.refresh(), config.pointerPollMs);
   keyTimer.unref();
   let draining = false;
+  // The status page reads the load queue the workers take jobs from (connects on first use).
+  const jobs = new LoadJobReader({ redisUrl: config.redisUrl, queueName: config.loadQueue });
   const limiter = config.rateLimitPoints > 0
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
@@ -57,6 +63,11 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, draining: () => draining,
+    admin: {
+      // The same verified pointer move as `placedata rollback` (the check opens the file briefly, read-only).
+      rollback: (label) => (shared ? rollbackShared(shared, { label }) : rollback(config.dataDir, { label }, config.apiMemoryLimit)),
+      jobs,
+    },
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));
@@ -76,6 +87,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     clearInterval(keyTimer);
     const result = await drain.drain(config.shutdownGraceMs);
     await store.close();
+    await jobs.close();
     log.info({ in_flight_at_stop: result.inFlightAtStop, drained: result.drained, cut_at_grace: result.cutAtGrace }, 'server stopped');
   })());
   const rateLimits = limiter ? `${config.rateLimitPoints} per ${config.rateLimitWindowSeconds} s, ${deps.redis ? 'shared through Redis' : 'per process'}` : 'off';

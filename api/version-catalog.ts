@@ -1,6 +1,6 @@
 import { openReadOnly } from '../shared/duckdb-open.ts';
 import { listVersionFiles } from '../shared/version-files.ts';
-import { SCHEMA_VERSION, TABLES } from '../shared/version-schema.ts';
+import { READABLE_SCHEMAS, TABLES } from '../shared/version-schema.ts';
 
 /** What `dataset_versions` says of one retained version file. */
 export interface DatasetVersion {
@@ -60,7 +60,7 @@ export class VersionCatalog {
             strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
           return {
             release_month: String(row['release_month']), built_at: String(row['built_at']), schema_version: Number(row['schema_version']),
-            servable: Number(row['schema_version']) === SCHEMA_VERSION, core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']),
+            servable: READABLE_SCHEMAS.includes(Number(row['schema_version'])), core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']),
             weeks_covered: Number(row['weeks_covered']), first_week: row['first_week'] === null ? null : String(row['first_week']),
             last_week: row['last_week'] === null ? null : String(row['last_week']),
           };

@@ -18,7 +18,7 @@ const CORE_FIELDS = 'location_name street_address city region postal_code iso_co
 const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
 type Mode = 'core' | 'weekly' | 'both';
 
-interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[] }
+interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string }
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -49,9 +49,17 @@ async function loadOurs(dataDir: string, files: string[]) {
   return timed([process.execPath, 'bin/placedata.js', 'load', ...files, '--month', '2022-01'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
 }
 
+/**
+ * The web process's DuckDB memory for a data size: `auto` follows docs/operations.md's sizing
+ * advice (about 1 GB per million POIs, at least 1 GB); anything else is passed as given.
+ */
+function apiMemoryFor(o: Options, pois: number): string {
+  return o.apiMemory === 'auto' ? `${Math.max(1, Math.ceil(pois / 1_000_000))}GB` : o.apiMemory;
+}
+
 // Rate limits off: the benchmark measures look-ups, and its load is far over a key's default limit.
-async function startApi(dataDir: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['api/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0' }, stdio: 'ignore' });
+async function startApi(dataDir: string, port: number, memory: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['api/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: memory }, stdio: 'ignore' });
   for (let i = 0; i < 600; i++) {
     const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
     if (ok) return child;
@@ -231,7 +239,7 @@ async function lookupsPart(o: Options, files: string[], mainData: string, result
     log('peer: loading PostgreSQL (COPY)');
     results['peer_load'] = await loadPeer(files);
   }
-  const api = await startApi(mainData, 4301);
+  const api = await startApi(mainData, 4301, apiMemoryFor(o, o.pois));
   const peer = o.peer ? await startPeer(4302) : null;
   try {
     const servers: Server[] = [{ name: 'ours', make: (mode, src) => ourTarget(4301, mode, src) }];
@@ -254,7 +262,7 @@ async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Reco
     const dataDir = path.join(o.work, `data-${pois}x${weeks}`);
     const measured = pois === o.pois && weeks === o.weeks ? ours.find((r) => r.mode === 'both' && r.batch === 100) : undefined;
     if (measured) {
-      scaling.push({ pois, weeks, p50_ms: measured.c1.p50_ms, p99_ms: measured.c1.p99_ms, rps_c16: measured.c16.rps });
+      scaling.push({ pois, weeks, p50_ms: measured.c1.p50_ms, p99_ms: measured.c1.p99_ms, rps_c16: measured.c16.rps, api_memory: apiMemoryFor(o, pois) });
       continue;
     }
     let load;
@@ -268,10 +276,10 @@ async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Reco
       await rm(dataDir, { recursive: true, force: true });
       continue;
     }
-    const server = await startApi(dataDir, 4303);
+    const server = await startApi(dataDir, 4303, apiMemoryFor(o, pois));
     try {
       const [row] = await lookups([{ name: `ours ${pois}x${weeks}`, make: (mode, src) => ourTarget(4303, mode, src) }], pois, o, [100], ['both']);
-      scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load });
+      scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load, api_memory: apiMemoryFor(o, pois) });
     } finally {
       await stop(server);
       await rm(dataDir, { recursive: true, force: true });
@@ -306,15 +314,15 @@ function renderResults(r: Record<string, any>): string {
     lines.push(`- Ingest Parquet: ours ${i.ours_parquet.seconds} s${load(i.ours_parquet)} / DuckDB CTAS ${i.raw_parquet.seconds} s${load(i.raw_parquet)} = ${ratio(i.ours_parquet.seconds, i.raw_parquet.seconds)}; peak RSS ${i.ours_parquet.rss_mb} MB (raw ${i.raw_parquet.rss_mb} MB).`);
   }
   if (r.scaling?.length) {
-    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | p50 ms | p99 ms | req/s (c16) | load s | load peak RSS MB |', '|---|---|---|---|---|---|---|');
+    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | API_MEMORY_LIMIT | p50 ms | p99 ms | req/s (c16) | load s | load peak RSS MB |', '|---|---|---|---|---|---|---|---|');
     // The default-scale point is the look-up part's own measurement (its row has no load of its
     // own); shown from the look-up figures in this file, whichever run wrote them.
     const fromLookups = (s: any) => (s.load === undefined && !s.load_failed && ours100 && s.pois === r.options.pois && s.weeks === r.options.weeks
       ? { ...s, p50_ms: ours100.c1.p50_ms, p99_ms: ours100.c1.p99_ms, rps_c16: ours100.c16.rps } : s);
     r.scaling = r.scaling.map(fromLookups);
     for (const s of r.scaling) {
-      lines.push(s.load_failed ? `| ${s.pois} | ${s.weeks} | load failed: ${s.load_failed} | | | | |`
-        : `| ${s.pois} | ${s.weeks} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} |`);
+      lines.push(s.load_failed ? `| ${s.pois} | ${s.weeks} | | load failed: ${s.load_failed} | | | | |`
+        : `| ${s.pois} | ${s.weeks} | ${s.api_memory ?? '1GB (before the option)'} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} |`);
     }
     const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
     for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}${s.load === undefined ? ' (across parts: the look-up part\'s figure)' : ''}`);
@@ -327,8 +335,9 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--work <dir>', 'scratch folder (git-ignored)', 'bench/work').option('--no-peer', 'skip PostGraphile')
   .option('--scaling <list>', 'POI counts for the scaling run (4 weeks each)', '100000,1000000,5000000')
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
+  .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
   .option('--parts <list>', 'which parts to run: ingest, lookups, scaling (lookups include the peer unless --no-peer)', 'ingest,lookups,scaling')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
-  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16) }));
+  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory) }));
 await cli.parseAsync(process.argv);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { productTableDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
+import { PRODUCTS, productTableDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
 import { checkProduct, keySql } from './check-product.ts';
 import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
@@ -79,8 +79,8 @@ async function previousExtras(conn: DuckDBConnection, table: string, known: Read
 async function tableExtras(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean): Promise<ExtraColumnDdl[]> {
   const fromDrop = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind] }));
   if (!hasPrevious) return fromDrop;
-  const known = new Set([...layout.spec.map((c) => c.name), 'week_start', ...fromDrop.map((c) => c.name)]);
-  const table = layout.product === 'core' ? TABLES.core : TABLES.weekly;
+  const { table, period } = PRODUCTS[layout.product];
+  const known = new Set([...layout.spec.map((c) => c.name), ...(period ? [period] : []), ...fromDrop.map((c) => c.name)]);
   return [...fromDrop, ...(await previousExtras(conn, table, known))];
 }
 
@@ -88,7 +88,8 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
   return {
     files: files.map((f, i) => ({ path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256 })),
     products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
-    weeks_carried_forward: 0, core_carried_forward: false, max_reject_share: maxShare,
+    weeks_carried_forward: 0, months_loaded: [], months_carried_forward: 0, core_carried_forward: false, geometry_carried_forward: false,
+    max_reject_share: maxShare,
     ignored_columns: files.flatMap((f) => f.ignored.map((c) => `${path.basename(f.path)}: ${JSON.stringify(c)}`)),
   };
 }
@@ -109,13 +110,17 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const report = emptyReport(files, input.drop, settings.maxRejectShare);
     const hasPrevious = input.previousFile !== null;
     if (hasPrevious) await conn.run(`ATTACH ${quoteLiteral(input.previousFile!)} AS prev (READ_ONLY)`);
-    const layouts = { core: productLayout('core', files), weekly: productLayout('weekly', files) };
-    const extras = { core: await tableExtras(conn, layouts.core, hasPrevious), weekly: await tableExtras(conn, layouts.weekly, hasPrevious) };
+    const layouts: Record<Product, ProductLayout> = {
+      core: productLayout('core', files), weekly: productLayout('weekly', files),
+      monthly: productLayout('monthly', files), geometry: productLayout('geometry', files),
+    };
+    const extras = {} as Record<Product, ExtraColumnDdl[]>;
+    for (const product of ALL_PRODUCTS) extras[product] = await tableExtras(conn, layouts[product], hasPrevious);
     for (const ddl of VERSION_DDL) await conn.run(ddl);
 
     const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
     for (const layout of delivered) {
-      progress({ phase: 'stage', percent: layout.product === 'core' ? 5 : 15 });
+      progress({ phase: 'stage', percent: STAGE_PERCENT[layout.product] });
       await stageProduct(conn, `staged_${layout.product}`, layout);
     }
     progress({ phase: 'check', percent: 40 });
@@ -134,14 +139,16 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
     if (input.month) report.release_month = input.month;
     else {
-      const fromData = layouts.weekly.files.length ? await monthFromData(conn) : null;
+      const fromData = layouts.weekly.files.length ? await monthFromData(conn, 'weekly')
+        : layouts.monthly.files.length ? await monthFromData(conn, 'monthly') : null;
       report.release_month = fromData ?? input.builtAt.toISOString().slice(0, 7);
       report.release_month_source = fromData ? 'data' : 'build_time';
     }
     await writeSources(conn, files, report);
-    if (layouts.weekly.files.length > 0) report.weeks_loaded = await stagedWeeks(conn);
+    if (layouts.weekly.files.length > 0) report.weeks_loaded = await stagedPeriods(conn, 'weekly');
+    if (layouts.monthly.files.length > 0) report.months_loaded = await stagedPeriods(conn, 'monthly');
     await conn.run('SET preserve_insertion_order = false');
-    for (const product of ['core', 'weekly'] as const) {
+    for (const product of ALL_PRODUCTS) {
       const layout = layouts[product];
       if (layout.files.length > 0) await finishStaged(conn, layout, extras[product], report.products[product]!.duplicates_dropped);
       else await conn.run(productTableDdl(product, extras[product]));
@@ -152,7 +159,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
     await buildServingTables(conn);
-    for (const table of ['kept_core', 'kept_weekly', 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     const label = input.labelFor(report.release_month);
     await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');
@@ -193,14 +200,21 @@ async function sortCore(conn: DuckDBConnection): Promise<void> {
   await conn.run('SET preserve_insertion_order = false');
 }
 
-async function monthFromData(conn: DuckDBConnection): Promise<string | null> {
-  const row = (await conn.runAndReadAll(`SELECT strftime(max(week_start), '%Y-%m') AS m FROM ${productRows('staged_weekly')} WHERE reason IS NULL`)).getRowObjectsJS()[0];
+const ALL_PRODUCTS: readonly Product[] = ['core', 'weekly', 'monthly', 'geometry'];
+const STAGE_PERCENT: Readonly<Record<Product, number>> = { core: 5, weekly: 15, monthly: 25, geometry: 30 };
+
+/** The release month a drop's patterns name: the month of its newest week (or month). */
+async function monthFromData(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string | null> {
+  const period = PRODUCTS[product].period!;
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(${period}), '%Y-%m') AS m FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL`)).getRowObjectsJS()[0];
   return row && row['m'] !== null ? String(row['m']) : null;
 }
 
-async function stagedWeeks(conn: DuckDBConnection): Promise<string[]> {
-  const weeks = (await conn.runAndReadAll(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') AS w FROM ${productRows('staged_weekly')} WHERE reason IS NULL ORDER BY w`)).getRowObjectsJS();
-  return weeks.map((w) => String(w['w']));
+/** The weeks (Mondays) or months (1sts) of a drop's usable patterns rows, YYYY-MM-DD, oldest first. */
+async function stagedPeriods(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string[]> {
+  const period = PRODUCTS[product].period!;
+  const rows = (await conn.runAndReadAll(`SELECT DISTINCT strftime(${period}, '%Y-%m-%d') AS w FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL ORDER BY w`)).getRowObjectsJS();
+  return rows.map((w) => String(w['w']));
 }
 
 /**
@@ -230,21 +244,34 @@ async function finishStaged(conn: DuckDBConnection, layout: ProductLayout, extra
   // Columns only the previous version has, so its carried-forward rows keep them.
   const delivered = new Set(layout.extras.map((e) => e.name));
   for (const e of extras.filter((x) => !delivered.has(x.name))) await conn.run(`ALTER TABLE ${staged} ADD COLUMN ${quoteIdent(e.name)} ${e.sqlType}`);
-  await conn.run(`ALTER TABLE ${staged} RENAME TO ${layout.product === 'core' ? TABLES.core : TABLES.weekly}`);
+  await conn.run(`ALTER TABLE ${staged} RENAME TO ${PRODUCTS[layout.product].table}`);
 }
 
-/** Core from the previous version when the drop has none; every retained week the drop does not deliver again. */
+/**
+ * What the drop does not replace, from the previous version: core and geometry when the drop has
+ * none of them; every retained week, and every retained month, that the drop does not deliver
+ * again (a week or month delivered again replaces that period). A previous version of an older
+ * schema has no monthly or geometry table: nothing of them is carried.
+ */
 async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Product, ProductLayout>>, hasPrevious: boolean, report: LoadReport): Promise<void> {
   if (!hasPrevious) return;
-  if (layouts.core.files.length === 0) {
-    await conn.run(`INSERT INTO ${TABLES.core} BY NAME SELECT * FROM prev.${TABLES.core}`);
-    report.core_carried_forward = true;
+  const tables = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = 'prev'`)).getRowObjectsJS().map((r) => String(r['table_name'])));
+  for (const product of ['core', 'geometry'] as const) {
+    if (layouts[product].files.length > 0 || !tables.has(PRODUCTS[product].table)) continue;
+    await conn.run(`INSERT INTO ${PRODUCTS[product].table} BY NAME SELECT * FROM prev.${PRODUCTS[product].table}`);
+    if (product === 'core') report.core_carried_forward = true;
+    else report.geometry_carried_forward = Number((await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM prev.${TABLES.geometry}`)).getRowObjectsJS()[0]!['n']) > 0;
   }
-  // A week delivered again replaces that week; every other retained week carries forward.
-  const newWeeks = report.weeks_loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
-  await conn.run(`INSERT INTO ${TABLES.weekly} BY NAME SELECT * FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`);
-  const row = (await conn.runAndReadAll(`SELECT count(DISTINCT week_start)::INTEGER AS n FROM prev.${TABLES.weekly} WHERE week_start NOT IN (${newWeeks})`)).getRowObjectsJS()[0]!;
-  report.weeks_carried_forward = Number(row['n']);
+  for (const product of ['weekly', 'monthly'] as const) {
+    const { table, period } = PRODUCTS[product];
+    if (!tables.has(table)) continue;
+    const loaded = product === 'weekly' ? report.weeks_loaded : report.months_loaded;
+    const fresh = loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ') || 'NULL';
+    await conn.run(`INSERT INTO ${table} BY NAME SELECT * FROM prev.${table} WHERE ${period} NOT IN (${fresh})`);
+    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT ${period})::INTEGER AS n FROM prev.${table} WHERE ${period} NOT IN (${fresh})`)).getRowObjectsJS()[0]!;
+    if (product === 'weekly') report.weeks_carried_forward = Number(row['n']);
+    else report.months_carried_forward = Number(row['n']);
+  }
 }
 
 async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {

@@ -1,4 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { PRODUCTS } from '../shared/version-schema.ts';
 import path from 'node:path';
 import type { DropFile } from './drop-files.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';
@@ -10,7 +11,8 @@ const SAMPLE_LIMIT = 20;
 
 /** The key rows of a product are unique on. */
 export function keySql(product: Product): string {
-  return product === 'core' ? 'placekey' : 'placekey, week_start';
+  const period = PRODUCTS[product].period;
+  return period ? `placekey, ${period}` : 'placekey';
 }
 
 /**

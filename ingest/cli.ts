@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/config.ts';
 import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import { activeDigests, createKey, readKeyFile, revokeKey } from '../shared/key-store.ts';
+import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../shared/key-store.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { assertReleaseMonth } from '../shared/version-label.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
@@ -12,15 +12,15 @@ import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
 import type { BuildSettings, LoadProgress } from './build-version.ts';
-import { rollback } from './rollback.ts';
-import { rollbackShared } from './rollback-shared.ts';
+import { rollback } from '../shared/rollback.ts';
+import { rollbackShared } from '../shared/rollback-shared.ts';
 import { loadDropShared } from './load-drop-shared.ts';
 import { openSharedVersions } from './open-shared-versions.ts';
 import type { SharedVersions } from './shared-versions.ts';
 import { createLogger } from '../shared/logger.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection } from '../shared/redis-connection.ts';
 import { waitForJob } from './wait-for-job.ts';
 import { InboxScanner } from './inbox-watch.ts';
 import type { Queue } from 'bullmq';
@@ -59,10 +59,12 @@ async function loadDemoIfMissing(config: Config, out: Out, err: Out, ifMissing: 
     await rm(dir, { recursive: true, force: true });
   }
   const keys = await readKeyFile(config.keysFile);
-  if (activeDigests(keys).length === 0 && config.devApiKeys.length === 0) {
-    const key = await createKey(config.keysFile, 'demo');
+  if (activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0) {
+    // The first key of a fresh install belongs to whoever installed it: an operator, so the
+    // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
+    const key = await createKey(config.keysFile, 'demo', new Date(), 'operator');
     // Shown once, on the terminal only: the key store keeps its digest.
-    err(`created API key "demo" for the demo (shown once, stored only as a digest):\n  ${key}`);
+    err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
   }
 }
 
@@ -189,11 +191,13 @@ function program(config: () => Config, out: Out, err: Out): Command {
       });
     });
   const keys = cli.command('keys').description('Manage API keys (stored only as SHA-256 digests).');
-  keys.command('create').argument('<name>').description('Create a key and print it once.').action(async (name: string) => {
-    out(await createKey(config().keysFile, name));
-  });
-  keys.command('list').description('List keys by name (never the keys themselves).').action(async () => {
-    for (const k of await readKeyFile(config().keysFile)) out(`${k.name}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
+  keys.command('create').argument('<name>').description('Create a key and print it once.')
+    .option('--role <role>', 'reader (the API and the status page) or operator (also rollback)', 'reader')
+    .action(async (name: string, opts: { role: string }) => {
+      out(await createKey(config().keysFile, name, new Date(), parseRole(opts.role)));
+    });
+  keys.command('list').description('List keys by name and role (never the keys themselves).').action(async () => {
+    for (const k of await readKeyFile(config().keysFile)) out(`${k.name}  ${roleOf(k)}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
   });
   keys.command('revoke').argument('<name>').description('Revoke the active key of that name.').action(async (name: string) => {
     await revokeKey(config().keysFile, name);

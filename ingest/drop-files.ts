@@ -5,7 +5,12 @@ import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { disappeared, readFailure } from './load-failure.ts';
 
 export type FileFormat = 'csv' | 'parquet';
-export type FileProducts = 'core' | 'weekly' | 'combined';
+/**
+ * What a file carries: one product, or core with patterns (`combined`: core + weekly, as shop
+ * exports deliver them; `core+monthly`: core + monthly). Geometry columns inside a core file
+ * feed the geometry product too (ingest/product-layout.ts); a `geometry` file carries only it.
+ */
+export type FileProducts = 'core' | 'weekly' | 'combined' | 'monthly' | 'core+monthly' | 'geometry';
 
 /** One file of a drop, with the products its columns carry. */
 export interface DropFile {
@@ -99,28 +104,41 @@ async function readColumns(conn: DuckDBConnection, file: string, format: FileFor
   return { columns, types, ignored };
 }
 
+/** The geometry product's own columns: a file with one of them (and no core or patterns) is a geometry file. */
+export const GEOMETRY_SIGNATURE = ['polygon_wkt', 'polygon_class', 'wkt_area_sq_meters'];
+
 /**
- * Which products a header carries, by column names only (never by position).
+ * Which products a header carries, by column names (never by position), and for patterns the
+ * file name:
+ * - patterns: `date_range_start` with `raw_visit_counts`, `raw_visitor_counts` or `visits_by_day`;
+ *   monthly when the header has `related_same_month_brand` (every monthly release has it, no weekly
+ *   one does), or, for a cut of the columns that has neither `related_same_*` column nor
+ *   `visits_by_each_hour`, when the file's name says `month` (`monthly_patterns-part1.csv.gz`);
+ *   weekly otherwise. The row rules then check each row's date range against its product.
+ * - core: `location_name` with `naics_code`, `top_category` or `sub_category`.
+ * - geometry: neither of those, and `polygon_wkt`, `polygon_class` or `wkt_area_sq_meters`.
  * @throws AppError BAD_DROP when the file has no placekey column or is of no known product.
  */
 export function productsOf(file: string, columns: ReadonlyMap<string, string>): FileProducts {
   const has = (name: string): boolean => columns.has(name);
-  if (has('related_same_month_brand') || has('popularity_by_day')) {
-    throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: monthly patterns (month-long date ranges, related_same_month_brand/popularity_by_day columns) are not a product this service loads yet`);
-  }
-  const weekly = has('date_range_start') && ['raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'].some(has);
-  const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
   const name = path.basename(file);
+  const patterns = has('date_range_start') && ['raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'].some(has);
+  const monthly = patterns && (has('related_same_month_brand')
+    || (!has('related_same_week_brand') && !has('related_same_day_brand') && !has('visits_by_each_hour') && /month/i.test(name)));
+  const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
+  const geometry = !patterns && !core && GEOMETRY_SIGNATURE.some(has);
   if (columns.size === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has no header row`);
-  if (!weekly && !core) {
-    throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places (location_name with naics_code, top_category or sub_category) nor weekly patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day)`);
+  if (!patterns && !core && !geometry) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places (location_name with naics_code, top_category or sub_category), patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day) nor geometry (polygon_wkt, polygon_class or wkt_area_sq_meters)`);
   }
   if (!has('placekey')) {
     const why = has('safegraph_place_id') ? 'keyed only by safegraph_place_id; it has no placekey column' : 'it has no placekey column';
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: cannot be served by Placekey: ${why}`);
   }
-  if (weekly && core) return 'combined';
-  return weekly ? 'weekly' : 'core';
+  if (geometry) return 'geometry';
+  if (patterns && core) return monthly ? 'core+monthly' : 'combined';
+  if (patterns) return monthly ? 'monthly' : 'weekly';
+  return 'core';
 }
 
 /** Sizes and classifies every file of a drop (`paths` as resolved and hashed by identifyDrop). */

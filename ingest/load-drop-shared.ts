@@ -7,7 +7,7 @@ import { identifyDrop, type DropIdentity } from './drop-id.ts';
 import { listVersions } from './list-versions.ts';
 import { resourceError } from './load-failure.ts';
 import type { LoadOptions, LoadResult } from './load-drop.ts';
-import { verifyBuiltFile } from './publish-version.ts';
+import { verifyBuiltFile } from '../shared/verify-built-file.ts';
 import { retentionVictims } from './retention.ts';
 import type { SharedVersions } from './shared-versions.ts';
 import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from './temp-files.ts';

@@ -8,7 +8,8 @@ import { identifyDrop } from './drop-id.ts';
 import { listVersions } from './list-versions.ts';
 import { resourceError } from './load-failure.ts';
 import type { LoadReport } from './load-report.ts';
-import { publishVersion, verifyBuiltFile } from './publish-version.ts';
+import { publishVersion } from './publish-version.ts';
+import { verifyBuiltFile } from '../shared/verify-built-file.ts';
 import { applyRetention } from './retention.ts';
 import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from './temp-files.ts';
 

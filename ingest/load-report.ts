@@ -1,6 +1,6 @@
 import type { RejectReason } from './validation-rules.ts';
 
-export type Product = 'core' | 'weekly';
+export type Product = 'core' | 'weekly' | 'monthly' | 'geometry';
 
 export interface ProductReport {
   rows_read: number;
@@ -31,7 +31,11 @@ export interface LoadReport {
   release_month_source: 'argument' | 'data' | 'build_time';
   weeks_loaded: string[];
   weeks_carried_forward: number;
+  /** Months (their 1sts, YYYY-MM-DD) of monthly patterns the drop delivered. */
+  months_loaded: string[];
+  months_carried_forward: number;
   core_carried_forward: boolean;
+  geometry_carried_forward: boolean;
   max_reject_share: number;
   /** Columns not loaded (unnamed index columns), as `file: "name"`. */
   ignored_columns: string[];
@@ -49,7 +53,10 @@ export function formatReport(report: LoadReport): string {
   if (report.ignored_columns.length) lines.push(`ignored unnamed columns: ${report.ignored_columns.join(', ')}`);
   if (report.weeks_loaded.length) lines.push(`weeks loaded: ${report.weeks_loaded.join(', ')}`);
   if (report.weeks_carried_forward) lines.push(`weeks carried forward: ${report.weeks_carried_forward}`);
+  if (report.months_loaded?.length) lines.push(`months loaded: ${report.months_loaded.map((m) => m.slice(0, 7)).join(', ')}`);
+  if (report.months_carried_forward) lines.push(`months carried forward: ${report.months_carried_forward}`);
   if (report.core_carried_forward) lines.push('core carried forward from the previous version');
+  if (report.geometry_carried_forward) lines.push('geometry carried forward from the previous version');
   if (report.release_month) lines.push(`release month: ${report.release_month} (from ${report.release_month_source.replace('_', ' ')})`);
   return lines.join('\n');
 }

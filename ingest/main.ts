@@ -2,7 +2,7 @@ import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
 import { createLoadWorker } from './load-worker.ts';
 import { openSharedVersions } from './open-shared-versions.ts';
-import { redisConnection } from './redis-connection.ts';
+import { redisConnection } from '../shared/redis-connection.ts';
 import { cleanStaleBuilds } from './temp-files.ts';
 
 /** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */

@@ -5,7 +5,7 @@ import { openVersionFileStore } from '../shared/open-version-store.ts';
 import { PublishLock } from '../shared/publish-lock.ts';
 import { RedisVersionPointer } from '../shared/redis-version-pointer.ts';
 import { VersionCache } from '../shared/version-cache.ts';
-import { waitUntilFleetCached } from '../shared/web-fleet.ts';
+import { stageOnFleet } from '../shared/web-fleet.ts';
 import type { SharedVersions } from './shared-versions.ts';
 
 /** The shared store, Redis pointer, publish lock and local cache (VERSION_STORE set), or null for one machine. Close when done. */
@@ -17,11 +17,7 @@ export function openSharedVersions(config: Config, log: Logger): { shared: Share
   const shared: SharedVersions = {
     store, pointer: new RedisVersionPointer(redis, config.redisPrefix), lock: new PublishLock(redis, config.redisPrefix),
     cache: new VersionCache(config.dataDir, store, log), cacheGraceMs: config.cacheGraceSeconds * 1000,
-    stage: async (label) => {
-      const staged = await waitUntilFleetCached(redis, config.redisPrefix, label, config.stageTimeoutSeconds * 1000);
-      if (staged.complete) log.info({ label, web_processes: staged.members, waited_ms: staged.waitedMs }, 'version staged on every web process');
-      else log.warn({ label, web_processes: staged.members, waited_ms: staged.waitedMs }, 'not every web process staged the version in time; publishing anyway');
-    },
+    stage: stageOnFleet(redis, config.redisPrefix, config.stageTimeoutSeconds * 1000, log),
   };
   return {
     shared,

@@ -1,10 +1,12 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { CORE_COLUMNS, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { CORE_COLUMNS, monthColumn, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
 
 const ROWS_PER_SLICE = 400_000;
 /** Slices of the extras table are smaller: its week documents are several times the spec's. */
 const ROWS_PER_SLICE_EXTRAS = 100_000;
+/** Monthly documents carry every delivered column (CBG maps, hourly popularity): as large as the extras'. */
+const ROWS_PER_SLICE_MORE = 100_000;
 
 type Range = { readonly lo: string | null; readonly hi: string | null };
 
@@ -12,9 +14,9 @@ function jsonObject(columns: readonly { name: string }[]): string {
   return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
 }
 
-/** The delivered columns of a product table beyond the spec's (and the derived week_start). */
+/** The delivered columns of a product table beyond the spec's (and the derived week_start or month_start). */
 async function extraColumns(conn: DuckDBConnection, table: string, spec: readonly { name: string }[]): Promise<{ name: string }[]> {
-  const known = new Set([...spec.map((c) => c.name), 'week_start']);
+  const known = new Set([...spec.map((c) => c.name), 'week_start', 'month_start']);
   const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
     WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
   return rows.map((r) => ({ name: String(r['column_name']) })).filter((c) => !known.has(c.name));
@@ -24,10 +26,10 @@ async function extraColumns(conn: DuckDBConnection, table: string, spec: readonl
  * Placekey ranges of about `rowsPerSlice` weekly rows each, in order: pivoting all weeks at once
  * holds every document in memory (it failed at 1M POIs x 4 weeks under a 1GB limit).
  */
-async function placekeyRanges(conn: DuckDBConnection, rowsPerSlice: number): Promise<Range[]> {
-  const weeklyRows = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${TABLES.weekly}`)).getRowObjectsJS()[0]!['n']);
+async function placekeyRanges(conn: DuckDBConnection, rowsPerSlice: number, rowsTable: string = TABLES.weekly, keys = 'serve_keys'): Promise<Range[]> {
+  const weeklyRows = Number((await conn.runAndReadAll(`SELECT count(*) AS n FROM ${rowsTable}`)).getRowObjectsJS()[0]!['n']);
   const slices = Math.max(1, Math.ceil(weeklyRows / rowsPerSlice));
-  const bounds = slices === 1 ? [] : (await conn.runAndReadAll(`SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM serve_keys`))
+  const bounds = slices === 1 ? [] : (await conn.runAndReadAll(`SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM ${keys}`))
     .getRowObjectsJS().map((r) => String(r['b']));
   return [null, ...bounds].map((lo, i) => ({ lo, hi: bounds[i] ?? null }));
 }
@@ -86,7 +88,10 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
     .getRowObjectsJS().map((r) => String(r['w']));
   const coreExtras = await extraColumns(conn, TABLES.core, CORE_COLUMNS);
   const weekExtras = await extraColumns(conn, TABLES.weekly, WEEKLY_COLUMNS);
-  await conn.run(`CREATE TEMP TABLE serve_keys AS SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}`);
+  // Every key of every product has a serve_places row (core and weeks may be null), so a look-up
+  // of a POI that only has monthly patterns or geometry still finds its entry.
+  await conn.run(`CREATE TEMP TABLE serve_keys AS SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly}
+    UNION SELECT placekey FROM ${TABLES.monthly} UNION SELECT placekey FROM ${TABLES.geometry}`);
 
   // Compression is chosen when data is written to the file, with the settings of that moment:
   // the logical tables are checkpointed compressed first, serve_places uncompressed, then
@@ -104,4 +109,49 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
     { name: SERVING.coreExtras, doc: coreExtras.length ? jsonObject(coreExtras) : 'NULL::VARCHAR' },
     weekExtras.length ? { name: weekExtrasColumn, doc: jsonObject(weekExtras) } : null);
   await conn.run('DROP TABLE serve_keys');
+  await writeMoreTable(conn);
+}
+
+/**
+ * `serve_more` (schema 4): one row per placekey with monthly patterns or geometry, the geometry
+ * document in `geometry` and each month's document (every delivered column but placekey and
+ * month_start) in `m<YYYYMM>`, sorted, key indexed, compressed. Built in placekey ranges of about
+ * ROWS_PER_SLICE_MORE monthly rows, as the other tables are; empty when the version has neither.
+ */
+async function writeMoreTable(conn: DuckDBConnection): Promise<void> {
+  const months = (await conn.runAndReadAll(`SELECT DISTINCT strftime(month_start, '%Y-%m-%d') AS m FROM ${TABLES.monthly} ORDER BY m`))
+    .getRowObjectsJS().map((r) => String(r['m']));
+  const monthly = (await columnsOf(conn, TABLES.monthly)).filter((c) => c.name !== 'month_start');
+  const geometry = await columnsOf(conn, TABLES.geometry);
+  await conn.run(`CREATE TEMP TABLE more_keys AS SELECT placekey FROM ${TABLES.monthly} UNION SELECT placekey FROM ${TABLES.geometry}`);
+  const table = SERVING.more;
+  await conn.run(`CREATE TABLE ${table} (placekey VARCHAR NOT NULL, ${quoteIdent(SERVING.geometry)} VARCHAR${months.map((m) => `, ${quoteIdent(monthColumn(m))} VARCHAR`).join('')})`);
+  const keys = Number((await conn.runAndReadAll('SELECT count(*) AS n FROM more_keys')).getRowObjectsJS()[0]!['n']);
+  const ranges = keys === 0 ? [] : await placekeyRanges(conn, ROWS_PER_SLICE_MORE, TABLES.monthly, 'more_keys');
+  await conn.run('BEGIN');
+  for (const range of ranges) {
+    const where = rangeFilter(range);
+    const pivot = months.length
+      ? `LEFT JOIN (PIVOT (SELECT placekey, strftime(month_start, '%Y-%m-%d') AS mo, ${jsonObject(monthly)} AS doc FROM ${TABLES.monthly} WHERE ${where})
+           ON mo IN (${months.map(quoteLiteral).join(', ')}) USING first(doc) GROUP BY placekey) p USING (placekey)`
+      : '';
+    const monthSelect = pivot ? months.map((m) => `, p.${quoteIdent(m)} AS ${quoteIdent(monthColumn(m))}`).join('') : '';
+    const geometryDoc = geometry.length > 1 ? jsonObject(geometry) : 'NULL::VARCHAR';
+    await conn.run(`INSERT INTO ${table} BY NAME
+      SELECT k.placekey, g.${quoteIdent(SERVING.geometry)}${monthSelect}
+      FROM (SELECT placekey FROM more_keys WHERE ${where}) k
+      LEFT JOIN (SELECT placekey, ${geometryDoc} AS ${quoteIdent(SERVING.geometry)} FROM ${TABLES.geometry} WHERE ${where}) g USING (placekey)
+      ${pivot}
+      ORDER BY k.placekey`);
+  }
+  await conn.run('COMMIT');
+  await conn.run(`CREATE UNIQUE INDEX ${table}_key ON ${table} (placekey)`);
+  await conn.run('DROP TABLE more_keys');
+}
+
+/** Every column of a table, in order. */
+async function columnsOf(conn: DuckDBConnection, table: string): Promise<{ name: string }[]> {
+  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
+    WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
+  return rows.map((r) => ({ name: String(r['column_name']) }));
 }

@@ -4,7 +4,18 @@ import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
 import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
-import { CORE_ROW_REASON_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL } from './validation-rules.ts';
+import type { Product } from './load-report.ts';
+import {
+  CORE_ROW_REASON_SQL, GEOMETRY_ROW_REASON_SQL, MONTHLY_ROW_REASON_SQL, MONTH_START_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL,
+} from './validation-rules.ts';
+
+/** Each product's derived period column (from the delivered text) and its row rules. */
+const RULES: Readonly<Record<Product, { period: { name: string; sql: string } | null; reason: string }>> = {
+  core: { period: null, reason: CORE_ROW_REASON_SQL },
+  weekly: { period: { name: 'week_start', sql: WEEK_START_SQL }, reason: WEEKLY_ROW_REASON_SQL },
+  monthly: { period: { name: 'month_start', sql: MONTH_START_SQL }, reason: MONTHLY_ROW_REASON_SQL },
+  geometry: { period: null, reason: GEOMETRY_ROW_REASON_SQL },
+};
 
 /** Text form of a delivered value: nested Parquet values (lists, maps) as JSON, the rest as text. */
 function asText(file: DropFile, key: string): string {
@@ -47,20 +58,20 @@ export function productRows(table: string): string {
 
 export async function stageProduct(conn: DuckDBConnection, table: string, layout: ProductLayout): Promise<void> {
   const columns = typedColumns(layout);
-  const weekly = layout.product === 'weekly';
+  const { period, reason } = RULES[layout.product];
   // A table of the version file, not a temp table: once the unusable rows are deleted and the
   // bookkeeping columns dropped it becomes the product's table (no second copy of the rows), so
   // its columns are in the product table's order: the spec's, the week, the extras.
   const ddl = (cs: typeof columns) => cs.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`);
   const specCount = layout.spec.length;
-  await conn.run(`CREATE TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(weekly ? ['week_start DATE'] : []), ...ddl(columns.slice(specCount))].join(', ')},
+  await conn.run(`CREATE TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(period ? [`${period.name} DATE`] : []), ...ddl(columns.slice(specCount))].join(', ')},
     reason VARCHAR, bad_mask BIGINT)`);
-  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(weekly ? ['week_start'] : []), 'reason', 'bad_mask'];
+  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(period ? [period.name] : []), 'reason', 'bad_mask'];
   // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
   // the rules and the unparseable mask, which compare the two.
-  const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(weekly ? [`${WEEK_START_SQL} AS ${typedName('week_start')}`] : [])];
-  const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(weekly ? [typedName('week_start')] : []),
-    weekly ? WEEKLY_ROW_REASON_SQL : CORE_ROW_REASON_SQL, maskSql(layout)];
+  const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(period ? [`${period.sql} AS ${typedName(period.name)}`] : [])];
+  const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(period ? [typedName(period.name)] : []),
+    reason, maskSql(layout)];
   for (const group of sameShapeGroups(layout)) {
     const { file, onlyRowsWith } = group[0]!;
     const raw = layout.stage.map((c) => {

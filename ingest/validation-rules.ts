@@ -15,6 +15,8 @@ export const REJECT_REASONS = {
   unparseable_visits_by_day: 'visits_by_day is not a JSON list of integers',
   visits_by_day_not_7: 'visits_by_day does not hold 7 values',
   visits_by_day_sum_mismatch: 'visits_by_day does not sum to raw_visit_counts',
+  bad_month_range_start: 'date_range_start (monthly) is not local midnight of the 1st of a month with offset (YYYY-MM-01T00:00:00+HH:MM)',
+  visits_by_day_not_month_length: 'visits_by_day (monthly) does not hold one value per day of the month',
 } as const;
 
 export type RejectReason = keyof typeof REJECT_REASONS;
@@ -53,3 +55,25 @@ END`;
 
 /** The week a delivered weekly row belongs to (from its delivered text): the local date of its Monday. */
 export const WEEK_START_SQL = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
+
+/**
+ * Monthly rows: the same rules over the same columns, for a month: `date_range_start` is local
+ * midnight of the 1st, and `visits_by_day` holds one value per day of that month (28 to 31).
+ */
+export const MONTHLY_ROW_REASON_SQL = `CASE
+  WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
+    OR ${typedName('month_start')} IS NULL OR day(${typedName('month_start')}) <> 1 THEN 'bad_month_range_start'
+  WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
+  WHEN raw_visit_counts IS NOT NULL AND ${typedName('raw_visit_counts')} IS NULL THEN 'unparseable_raw_visit_counts'
+  WHEN raw_visitor_counts IS NOT NULL AND ${typedName('raw_visitor_counts')} IS NULL THEN 'unparseable_raw_visitor_counts'
+  WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
+  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> day(last_day(${typedName('month_start')})) THEN 'visits_by_day_not_month_length'
+  WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
+    AND list_sum(${VISITS}) <> ${typedName('raw_visit_counts')} THEN 'visits_by_day_sum_mismatch'
+END`;
+
+/** The month a delivered monthly row belongs to: the local date of its start (the 1st). */
+export const MONTH_START_SQL = WEEK_START_SQL;
+
+/** Geometry rows have no rule of their own beyond the Placekey's; unparseable values are counted. */
+export const GEOMETRY_ROW_REASON_SQL = 'CAST(NULL AS VARCHAR)';

@@ -15,7 +15,18 @@ export const KIND_SQL_TYPE: Readonly<Record<ColumnKind, string>> = {
   int_map: 'MAP(VARCHAR, INTEGER)', double: 'DOUBLE', bigint: 'BIGINT', boolean: 'BOOLEAN',
 };
 
-type Products = 'core' | 'weekly' | 'both';
+/**
+ * Which products a column can belong to: `both` core and patterns (weekly and monthly),
+ * `patterns` weekly and monthly, `weekly` or `monthly` only, `place_geometry` core and geometry.
+ */
+type Products = 'core' | 'weekly' | 'monthly' | 'patterns' | 'both' | 'place_geometry';
+
+export type CatalogProduct = 'core' | 'weekly' | 'monthly' | 'geometry';
+
+const MEMBERS: Readonly<Record<Products, readonly CatalogProduct[]>> = {
+  core: ['core'], weekly: ['weekly'], monthly: ['monthly'], patterns: ['weekly', 'monthly'],
+  both: ['core', 'weekly', 'monthly'], place_geometry: ['core', 'geometry'],
+};
 
 const c = (kind: ColumnKind, products: Products) => ({ kind, products });
 
@@ -36,33 +47,36 @@ export const EXTRA_COLUMNS: Readonly<Record<string, { kind: ColumnKind; products
   tracking_opened_since: c('text', 'core'),
   tracking_closed_since: c('text', 'core'),
   websites: c('text', 'core'),
-  geometry_type: c('text', 'core'),
-  polygon_wkt: c('text', 'core'),
-  polygon_class: c('text', 'core'),
-  enclosed: c('boolean', 'core'),
-  is_synthetic: c('boolean', 'core'),
-  includes_parking_lot: c('boolean', 'core'),
-  wkt_area_sq_meters: c('double', 'core'),
-  postal_code: c('text', 'weekly'),
-  iso_country_code: c('text', 'weekly'),
+  geometry_type: c('text', 'place_geometry'),
+  polygon_wkt: c('text', 'place_geometry'),
+  polygon_class: c('text', 'place_geometry'),
+  enclosed: c('boolean', 'place_geometry'),
+  is_synthetic: c('boolean', 'place_geometry'),
+  includes_parking_lot: c('boolean', 'place_geometry'),
+  wkt_area_sq_meters: c('double', 'place_geometry'),
+  postal_code: c('text', 'patterns'),
+  iso_country_code: c('text', 'patterns'),
   visits_by_each_hour: c('int_list', 'weekly'),
-  poi_cbg: c('text', 'weekly'),
-  visitor_home_cbgs: c('int_map', 'weekly'),
-  visitor_home_aggregation: c('int_map', 'weekly'),
-  visitor_daytime_cbgs: c('int_map', 'weekly'),
-  visitor_work_cbgs: c('int_map', 'weekly'),
-  visitor_country_of_origin: c('int_map', 'weekly'),
-  distance_from_home: c('double', 'weekly'),
-  median_dwell: c('double', 'weekly'),
-  bucketed_dwell_times: c('int_map', 'weekly'),
-  related_same_day_brand: c('int_map', 'weekly'),
+  poi_cbg: c('text', 'patterns'),
+  visitor_home_cbgs: c('int_map', 'patterns'),
+  visitor_home_aggregation: c('int_map', 'patterns'),
+  visitor_daytime_cbgs: c('int_map', 'patterns'),
+  visitor_work_cbgs: c('int_map', 'patterns'),
+  visitor_country_of_origin: c('int_map', 'patterns'),
+  distance_from_home: c('double', 'patterns'),
+  median_dwell: c('double', 'patterns'),
+  bucketed_dwell_times: c('int_map', 'patterns'),
+  related_same_day_brand: c('int_map', 'patterns'),
   related_same_week_brand: c('int_map', 'weekly'),
-  device_type: c('int_map', 'weekly'),
-  normalized_visits_by_state_scaling: c('double', 'weekly'),
-  normalized_visits_by_region_naics_visits: c('double', 'weekly'),
-  normalized_visits_by_region_naics_visitors: c('double', 'weekly'),
-  normalized_visits_by_total_visits: c('double', 'weekly'),
-  normalized_visits_by_total_visitors: c('double', 'weekly'),
+  related_same_month_brand: c('int_map', 'monthly'),
+  popularity_by_hour: c('int_list', 'patterns'),
+  popularity_by_day: c('int_map', 'patterns'),
+  device_type: c('int_map', 'patterns'),
+  normalized_visits_by_state_scaling: c('double', 'patterns'),
+  normalized_visits_by_region_naics_visits: c('double', 'patterns'),
+  normalized_visits_by_region_naics_visitors: c('double', 'patterns'),
+  normalized_visits_by_total_visits: c('double', 'patterns'),
+  normalized_visits_by_total_visitors: c('double', 'patterns'),
 };
 
 /** The kind of a delivered column that is not one of the spec's: catalogued, or text. */
@@ -70,11 +84,16 @@ export function extraKind(name: string): ColumnKind {
   return EXTRA_COLUMNS[name]?.kind ?? 'text';
 }
 
-/** Whether a column of a combined (core + patterns) file belongs to the given product. */
-export function belongsTo(name: string, product: 'core' | 'weekly'): boolean {
+/** Whether a catalogued column can belong to the given product. */
+export function inCatalog(name: string, product: CatalogProduct): boolean {
   const entry = EXTRA_COLUMNS[name];
-  if (!entry) return product === 'core'; // an unknown column of a combined export is a place attribute
-  return entry.products === 'both' || entry.products === product;
+  return entry !== undefined && MEMBERS[entry.products].includes(product);
+}
+
+/** Whether a column of a combined (core + patterns) file belongs to the given product. */
+export function belongsTo(name: string, product: CatalogProduct): boolean {
+  if (!EXTRA_COLUMNS[name]) return product === 'core'; // an unknown column of a combined export is a place attribute
+  return inCatalog(name, product);
 }
 
 /**

@@ -19,6 +19,8 @@ export interface Config {
   readonly keysFile: string;
   /** Extra API keys for development and tests (PLACEDATA_API_KEYS, comma-separated). Never logged. */
   readonly devApiKeys: readonly string[];
+  /** Development keys with the `operator` role (PLACEDATA_OPERATOR_KEYS, comma-separated); PLACEDATA_API_KEYS are readers. Never logged. */
+  readonly devOperatorKeys: readonly string[];
   /** Most Placekeys one request may ask for (MAX_BATCH, default 1000). */
   readonly maxBatch: number;
   /** Largest request body in bytes (MAX_BODY_BYTES, default 262144). */
@@ -160,6 +162,10 @@ function versionStoreVar(env: Env, cwd: string, dataDir: string): VersionStoreSe
   return { kind: 'directory', dir };
 }
 
+function listVar(env: Env, name: string): readonly string[] {
+  return Object.freeze((env[name] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
@@ -176,7 +182,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     host: env['HOST'] || '0.0.0.0',
     dataDir,
     keysFile: path.resolve(cwd, env['KEYS_FILE'] || path.join(dataDir, 'api-keys.json')),
-    devApiKeys: Object.freeze((env['PLACEDATA_API_KEYS'] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== '')),
+    devApiKeys: listVar(env, 'PLACEDATA_API_KEYS'),
+    devOperatorKeys: listVar(env, 'PLACEDATA_OPERATOR_KEYS'),
     maxBatch: intVar(env, 'MAX_BATCH', 1000, 1, 100_000),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 262_144, 1024, 64 * 1024 * 1024),
     maxQueryDepth: intVar(env, 'MAX_QUERY_DEPTH', 6, 2, 100),

@@ -4,6 +4,8 @@
  */
 export const ErrorCodes = {
   UNAUTHENTICATED: 'UNAUTHENTICATED',
+  /** A valid key whose role may not do this (a reader key on an operator-only endpoint). */
+  FORBIDDEN: 'FORBIDDEN',
   BAD_PLACEKEY: 'BAD_PLACEKEY',
   BAD_DATE: 'BAD_DATE',
   RANGE_TOO_LONG: 'RANGE_TOO_LONG',

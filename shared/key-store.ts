@@ -8,8 +8,19 @@ import { AppError, ErrorCodes } from './errors.ts';
  * in the output of `placedata keys create`. Keys are long random strings, so an unsalted fast
  * hash is enough: there is nothing to brute-force.
  */
+/**
+ * What a key may do. `reader`: the API's data and the status page. `operator`: also the
+ * operator-only endpoints (rollback). Key files written before roles existed have no `role`;
+ * their keys read as `reader`.
+ */
+export type KeyRole = 'reader' | 'operator';
+
+export const KEY_ROLES: readonly KeyRole[] = ['reader', 'operator'];
+
 export interface KeyRecord {
   readonly name: string;
+  /** Absent in key files written before roles existed: read as `reader` (see `roleOf`). */
+  readonly role?: KeyRole;
   /** `sha256:<hex>` */
   readonly digest: string;
   readonly created_at: string;
@@ -18,6 +29,17 @@ export interface KeyRecord {
 
 interface KeyFile {
   readonly keys: readonly KeyRecord[];
+}
+
+/** The role of a stored key; anything but `operator` (an old record without a role) is a reader. */
+export function roleOf(record: KeyRecord): KeyRole {
+  return record.role === 'operator' ? 'operator' : 'reader';
+}
+
+/** @throws AppError BAD_REQUEST when `value` is not a role. */
+export function parseRole(value: string): KeyRole {
+  if ((KEY_ROLES as readonly string[]).includes(value)) return value as KeyRole;
+  throw new AppError(ErrorCodes.BAD_REQUEST, `role must be one of ${KEY_ROLES.join(', ')}; got ${JSON.stringify(value)}`);
 }
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -77,15 +99,15 @@ async function writeKeyFile(file: string, keys: readonly KeyRecord[]): Promise<v
 }
 
 /**
- * Creates a key named `name` and returns the raw key, which is not stored anywhere.
+ * Creates a key named `name` with `role` and returns the raw key, which is not stored anywhere.
  * @throws AppError KEY_EXISTS when an active key already has that name.
  */
-export async function createKey(file: string, name: string, now: Date = new Date()): Promise<string> {
+export async function createKey(file: string, name: string, now: Date = new Date(), role: KeyRole = 'reader'): Promise<string> {
   if (!NAME_RE.test(name)) throw new AppError(ErrorCodes.BAD_REQUEST, 'key name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit');
   const keys = await readKeyFile(file);
   if (keys.some((k) => k.name === name && k.revoked_at === null)) throw new AppError(ErrorCodes.KEY_EXISTS, `an active key named "${name}" exists`);
   const rawKey = 'pd_' + randomBytes(32).toString('base64url');
-  const record: KeyRecord = { name, digest: digestKey(rawKey), created_at: now.toISOString(), revoked_at: null };
+  const record: KeyRecord = { name, role: parseRole(role), digest: digestKey(rawKey), created_at: now.toISOString(), revoked_at: null };
   await writeKeyFile(file, [...keys, record]);
   return rawKey;
 }
@@ -99,4 +121,8 @@ export async function revokeKey(file: string, name: string, now: Date = new Date
 
 export function activeDigests(keys: readonly KeyRecord[]): string[] {
   return keys.filter((k) => k.revoked_at === null).map((k) => k.digest);
+}
+
+export function activeKeys(keys: readonly KeyRecord[]): KeyRecord[] {
+  return keys.filter((k) => k.revoked_at === null);
 }

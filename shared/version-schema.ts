@@ -4,7 +4,14 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
+
+/**
+ * The schemas this code can serve. Schema 4 added monthly patterns and geometry (their tables
+ * and `serve_more`) and changed nothing a schema-3 reader used, so a schema-3 file is still
+ * served: its monthly and geometry products are null.
+ */
+export const READABLE_SCHEMAS: readonly number[] = [3, 4];
 
 /**
  * The serving tables the API reads, built from the logical tables, each one row per placekey with
@@ -19,7 +26,21 @@ export const SERVING = {
   places: 'serve_places',
   extras: 'serve_extras',
   coreExtras: 'core_x',
+  /**
+   * Schema 4: the products beyond core and weekly, one row per placekey that has any: the
+   * geometry document in `geometry` and each month's patterns (every delivered column) in a
+   * column named after the month (`m202107`). Stored compressed, read only by requests that
+   * select monthly patterns or geometry.
+   */
+  more: 'serve_more',
+  geometry: 'geometry',
 } as const;
+
+/** The serving column of a month (its 1st, YYYY-MM-01): `m` and the year and month digits. */
+export function monthColumn(month: string): string {
+  if (!/^\d{4}-\d{2}-01$/.test(month)) throw new Error(`not a month: ${month}`);
+  return 'm' + month.slice(0, 4) + month.slice(5, 7);
+}
 
 /** The serving column of a week (its Monday, YYYY-MM-DD): `w` and the date's digits. */
 export function weekColumn(week: string): string {
@@ -35,6 +56,8 @@ export function weekExtrasColumn(week: string): string {
 export const TABLES = {
   core: 'places_core',
   weekly: 'weekly_patterns',
+  monthly: 'monthly_patterns',
+  geometry: 'places_geometry',
   info: 'version_info',
   sources: 'source_files',
 } as const;
@@ -76,6 +99,26 @@ export const WEEKLY_COLUMNS: readonly ColumnSpec[] = [
   { name: 'visits_by_day', type: 'INTEGER[]' },
 ];
 
+/**
+ * Monthly patterns: one row per (placekey, month_start); month_start (the 1st of the month the
+ * delivered `date_range_start` names) is derived, the rest delivered. The same named columns as
+ * weekly; `visits_by_day` holds one value per day of the month.
+ */
+export const MONTHLY_COLUMNS: readonly ColumnSpec[] = WEEKLY_COLUMNS;
+
+/** Geometry: one row per placekey; its columns (polygon_wkt, ...) are typed by the catalog. */
+export const GEOMETRY_COLUMNS: readonly ColumnSpec[] = [{ name: 'placekey', type: 'VARCHAR' }];
+
+export type ProductName = 'core' | 'weekly' | 'monthly' | 'geometry';
+
+/** Each product's table, named columns, and derived period column (null for one row per placekey). */
+export const PRODUCTS: Readonly<Record<ProductName, { table: string; spec: readonly ColumnSpec[]; period: string | null }>> = {
+  core: { table: TABLES.core, spec: CORE_COLUMNS, period: null },
+  weekly: { table: TABLES.weekly, spec: WEEKLY_COLUMNS, period: 'week_start' },
+  monthly: { table: TABLES.monthly, spec: MONTHLY_COLUMNS, period: 'month_start' },
+  geometry: { table: TABLES.geometry, spec: GEOMETRY_COLUMNS, period: null },
+};
+
 function columnsDdl(columns: readonly ColumnSpec[]): string {
   return columns.map((c) => `${c.name} ${c.type}`).join(', ');
 }
@@ -94,10 +137,9 @@ function extrasDdl(extras: readonly ExtraColumnDdl[]): string {
  * The product tables: the spec's columns first, in the order above, then every other delivered
  * column (named as delivered, lower-cased).
  */
-export function productTableDdl(product: 'core' | 'weekly', extras: readonly ExtraColumnDdl[]): string {
-  return product === 'core'
-    ? `CREATE TABLE ${TABLES.core} (${columnsDdl(CORE_COLUMNS)}${extrasDdl(extras)})`
-    : `CREATE TABLE ${TABLES.weekly} (${columnsDdl(WEEKLY_COLUMNS)}, week_start DATE${extrasDdl(extras)})`;
+export function productTableDdl(product: ProductName, extras: readonly ExtraColumnDdl[]): string {
+  const { table, spec, period } = PRODUCTS[product];
+  return `CREATE TABLE ${table} (${columnsDdl(spec)}${period ? `, ${period} DATE` : ''}${extrasDdl(extras)})`;
 }
 
 /** The tables every version file has besides the products. */

@@ -97,3 +97,12 @@ export async function waitUntilFleetCached(redis: Redis, prefix: string, label: 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** `waitUntilFleetCached` as a publisher's stage step, logging how it went. */
+export function stageOnFleet(redis: Redis, prefix: string, timeoutMs: number, log: Logger): (label: string) => Promise<void> {
+  return async (label) => {
+    const staged = await waitUntilFleetCached(redis, prefix, label, timeoutMs);
+    if (staged.complete) log.info({ label, web_processes: staged.members, waited_ms: staged.waitedMs }, 'version staged on every web process');
+    else log.warn({ label, web_processes: staged.members, waited_ms: staged.waitedMs }, 'not every web process staged the version in time; publishing anyway');
+  };
+}

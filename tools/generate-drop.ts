@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { EXTRA_COLUMNS, parseSql } from '../shared/column-catalog.ts';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { addDays, poiOf, weekOf, type SyntheticPoi } from './synthetic-places.ts';
+import { addDays, geometryOf, monthOf, nextMonth, poiOf, weekOf, type SyntheticPoi } from './synthetic-places.ts';
 
 export interface GenerateOptions {
   readonly pois: number;
@@ -17,6 +17,12 @@ export interface GenerateOptions {
   readonly seed: number;
   /** Monday of the first week (default 2022-01-03). */
   readonly firstWeek?: string;
+  /** Months of monthly patterns (default 0: none). */
+  readonly months?: number;
+  /** The first month, YYYY-MM (default 2022-01). */
+  readonly firstMonth?: string;
+  /** Write a geometry file (default false). */
+  readonly geometry?: boolean;
   /** Rows per file part (default 1,000,000). */
   readonly rowsPerPart?: number;
 }
@@ -30,6 +36,15 @@ export const WEEKLY_HEADER = ['placekey', 'parent_placekey', 'location_name', 's
   'poi_cbg', 'visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell',
   'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand', 'device_type', 'normalized_visits_by_state_scaling',
   'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors'];
+
+export const MONTHLY_HEADER = ['placekey', 'parent_placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code',
+  'safegraph_brand_ids', 'brands', 'date_range_start', 'date_range_end', 'raw_visit_counts', 'raw_visitor_counts', 'visits_by_day', 'poi_cbg',
+  'visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell',
+  'bucketed_dwell_times', 'related_same_day_brand', 'related_same_month_brand', 'popularity_by_hour', 'popularity_by_day', 'device_type',
+  'normalized_visits_by_state_scaling', 'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors',
+  'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors'];
+
+export const GEOMETRY_HEADER = ['placekey', 'polygon_wkt', 'polygon_class', 'enclosed', 'is_synthetic', 'includes_parking_lot', 'wkt_area_sq_meters'];
 
 const OPEN_HOURS = '{ "Mon": [["8:00", "21:00"]], "Tue": [["8:00", "21:00"]], "Wed": [["8:00", "21:00"]], "Thu": [["8:00", "21:00"]], "Fri": [["8:00", "22:00"]], "Sat": [["9:00", "22:00"]], "Sun": [] }';
 
@@ -57,6 +72,22 @@ function weeklyLine(seed: number, p: SyntheticPoi, week: string, w: number): str
     d.visitor_daytime_cbgs, d.visitor_country_of_origin, d.distance_from_home, d.median_dwell, d.bucketed_dwell_times, d.related_same_day_brand,
     d.related_same_week_brand, d.device_type, d.normalized_visits_by_state_scaling, d.normalized_visits_by_region_naics_visits,
     d.normalized_visits_by_region_naics_visitors, d.normalized_visits_by_total_visits, d.normalized_visits_by_total_visitors].map(field).join(',');
+}
+
+function monthlyLine(seed: number, p: SyntheticPoi, month: string, m: number): string | null {
+  const d = monthOf(seed, p, month, m);
+  if (!d) return null;
+  return [p.placekey, null, p.name, p.street, p.metro.city, p.metro.region, p.postal, 'US', brandId(p), p.brand, d.date_range_start, d.date_range_end,
+    d.raw_visit_counts, d.raw_visitor_counts, d.visits_by_day, p.cbg, d.visitor_home_cbgs, d.visitor_home_aggregation, d.visitor_daytime_cbgs,
+    d.visitor_country_of_origin, d.distance_from_home, d.median_dwell, d.bucketed_dwell_times, d.related_same_day_brand, d.related_same_month_brand,
+    d.popularity_by_hour, d.popularity_by_day, d.device_type, d.normalized_visits_by_state_scaling, d.normalized_visits_by_region_naics_visits,
+    d.normalized_visits_by_region_naics_visitors, d.normalized_visits_by_total_visits, d.normalized_visits_by_total_visitors].map(field).join(',');
+}
+
+function geometryLine(seed: number, p: SyntheticPoi): string | null {
+  const g = geometryOf(seed, p);
+  if (!g) return null;
+  return [p.placekey, g.polygon_wkt, g.polygon_class, g.enclosed, g.is_synthetic, g.includes_parking_lot, g.wkt_area_sq_meters].map(field).join(',');
 }
 
 /** Streams lines into gzipped CSV parts of at most `rowsPerPart` rows; returns the files written. */
@@ -100,7 +131,8 @@ export async function toParquet(files: readonly string[], outDir?: string): Prom
   try {
     for (const file of files) {
       const target = path.join(outDir ?? path.dirname(file), path.basename(file).replace(/\.csv\.gz$/, '.parquet'));
-      const header = file.includes('core_poi') ? CORE_HEADER : WEEKLY_HEADER;
+      const name = path.basename(file);
+      const header = name.startsWith('core_poi') ? CORE_HEADER : name.startsWith('monthly') ? MONTHLY_HEADER : name.startsWith('geometry') ? GEOMETRY_HEADER : WEEKLY_HEADER;
       const exprs = header.map((c) => `${spec[c] ?? parseSql(EXTRA_COLUMNS[c]?.kind ?? 'text', quoteIdent(c))} AS ${quoteIdent(c)}`);
       await conn.run(`COPY (SELECT ${exprs.join(', ')} FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true))
         TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd)`);
@@ -115,8 +147,8 @@ export async function toParquet(files: readonly string[], outDir?: string): Prom
 }
 
 /**
- * Writes a synthetic drop in the delivered layout: core places and weekly patterns parts with
- * every column of the real products. Deterministic by seed; memory stays flat at any size.
+ * Writes a synthetic drop in the delivered layout: core places and weekly patterns parts (and,
+ * when asked, monthly patterns and geometry parts) with every column of the real products. Deterministic by seed; memory stays flat at any size.
  */
 export async function generateDrop(opts: GenerateOptions): Promise<string[]> {
   await mkdir(opts.out, { recursive: true });
@@ -136,7 +168,26 @@ export async function generateDrop(opts: GenerateOptions): Promise<string[]> {
       }
     }
   }, rowsPerPart);
-  if (opts.format === 'csv.gz') return [...core, ...weekly];
-  return toParquet([...core, ...weekly]);
+  const firstMonth = `${opts.firstMonth ?? '2022-01'}-01`;
+  const months: string[] = [];
+  for (let m = 0, month = firstMonth; m < (opts.months ?? 0); m++, month = nextMonth(month)) months.push(month);
+  const monthly = months.length === 0 ? [] : await writeParts(opts.out, 'monthly_patterns', MONTHLY_HEADER, function* () {
+    for (let i = 0; i < opts.pois; i++) {
+      const poi = poiOf(opts.seed, i);
+      for (let m = 0; m < months.length; m++) {
+        const line = monthlyLine(opts.seed, poi, months[m]!, m);
+        if (line) yield line;
+      }
+    }
+  }, rowsPerPart);
+  const geometry = !opts.geometry ? [] : await writeParts(opts.out, 'geometry', GEOMETRY_HEADER, function* () {
+    for (let i = 0; i < opts.pois; i++) {
+      const line = geometryLine(opts.seed, poiOf(opts.seed, i));
+      if (line) yield line;
+    }
+  }, rowsPerPart);
+  const all = [...core, ...weekly, ...monthly, ...geometry];
+  if (opts.format === 'csv.gz') return all;
+  return toParquet(all);
 }
 

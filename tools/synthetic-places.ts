@@ -153,3 +153,72 @@ export function weekOf(seed: number, p: SyntheticPoi, week: string, weekIndex: n
     normalized_visits_by_total_visitors: Number((visitors / 3e8).toPrecision(4)),
   };
 }
+
+/** Days in the month starting on `month` (YYYY-MM-01). */
+export function daysInMonth(month: string): number {
+  return new Date(Date.UTC(Number(month.slice(0, 4)), Number(month.slice(5, 7)), 0)).getUTCDate();
+}
+
+/** The 1st of the month after `month` (YYYY-MM-01). */
+export function nextMonth(month: string): string {
+  const y = Number(month.slice(0, 4));
+  const m = Number(month.slice(5, 7));
+  return m === 12 ? `${y + 1}-01-01` : `${y}-${String(m + 1).padStart(2, '0')}-01`;
+}
+
+const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
+
+/**
+ * The month of POI `p` starting on `month` (YYYY-MM-01), or null when the POI has no data that
+ * month: `visits_by_day` has one count per day of the month and sums to `raw_visit_counts`, and
+ * the range runs local midnight to local midnight with each end's own UTC offset (they differ in
+ * the months DST starts or ends).
+ */
+export function monthOf(seed: number, p: SyntheticPoi, month: string, monthIndex: number) {
+  const r = cellRandom(seed, p.index, 1_000_000 + monthIndex);
+  if (r() < 0.03) return null;
+  const days = daysInMonth(month);
+  const visits = Math.max(0, Math.round((p.category.visits * p.popularity * days / 7) * (0.7 + r() * 0.6)));
+  const visitors = visits === 0 ? 0 : Math.max(1, Math.round(visits * (0.45 + r() * 0.35)));
+  // Each day weighted by its weekday (the 1st's weekday first).
+  const firstDow = (new Date(month + 'T00:00:00Z').getUTCDay() + 6) % 7;
+  const byDay = split(r, visits, Array.from({ length: days }, (_, d) => DAY_WEIGHTS[(firstDow + d) % 7]!));
+  const byWeekday: Record<string, number> = {};
+  byDay.forEach((v, d) => { const k = WEEKDAYS[(firstDow + d) % 7]!; byWeekday[k] = (byWeekday[k] ?? 0) + v; });
+  const popularityByDay: Record<string, number> = {};
+  for (const k of WEEKDAYS) popularityByDay[k] = byWeekday[k] ?? 0;
+  const home: Record<string, number> = {};
+  for (let k = 0, n = 1 + Math.floor(r() * 5); k < n; k++) home[p.cbg.slice(0, 5) + String(Math.floor(r() * 1e7)).padStart(7, '0')] = 4 + Math.floor(r() * 40);
+  const end = nextMonth(month);
+  return {
+    date_range_start: `${month}T00:00:00${offsetAt(p.metro, month)}`,
+    date_range_end: `${end}T00:00:00${offsetAt(p.metro, end)}`,
+    raw_visit_counts: visits, raw_visitor_counts: visitors, visits_by_day: byDay,
+    popularity_by_hour: split(r, visits, HOUR_WEIGHTS), popularity_by_day: popularityByDay,
+    visitor_home_cbgs: home, visitor_home_aggregation: { [p.cbg.slice(0, 11)]: visitors },
+    visitor_daytime_cbgs: { [p.cbg]: Math.max(4, Math.round(visitors / 3)) }, visitor_country_of_origin: { US: visitors },
+    distance_from_home: Math.round(2000 + r() * 30000), median_dwell: Math.round(5 + r() * 90),
+    bucketed_dwell_times: { '<5': Math.round(visits * 0.1), '5-10': Math.round(visits * 0.2), '11-20': Math.round(visits * 0.2), '21-60': Math.round(visits * 0.3), '61-120': Math.round(visits * 0.1), '121-240': Math.round(visits * 0.05), '>240': Math.round(visits * 0.05) },
+    related_same_day_brand: { [pick(r, BRANDS)]: Math.floor(r() * 30) }, related_same_month_brand: { [pick(r, BRANDS)]: Math.floor(r() * 90) },
+    device_type: { android: Math.round(visitors * 0.45), ios: Math.round(visitors * 0.55) },
+    normalized_visits_by_state_scaling: Number((visits * 12.3).toFixed(3)), normalized_visits_by_region_naics_visits: Number((r() / 1000).toPrecision(4)),
+    normalized_visits_by_region_naics_visitors: Number((r() / 1000).toPrecision(4)), normalized_visits_by_total_visits: Number((visits / 3e8).toPrecision(4)),
+    normalized_visits_by_total_visitors: Number((visitors / 3e8).toPrecision(4)),
+  };
+}
+
+/** The footprint of POI `p`: a small square around its point (its area from the side's length), or null for the POIs without one. */
+export function geometryOf(seed: number, p: SyntheticPoi) {
+  const r = cellRandom(seed, p.index, 2_000_000);
+  if (r() < 0.1) return null;
+  const side = 10 + Math.floor(r() * 90); // metres
+  const dLat = side / 2 / 111_320;
+  const dLng = side / 2 / (111_320 * Math.cos((p.lat * Math.PI) / 180));
+  const [x0, x1, y0, y1] = [p.lng - dLng, p.lng + dLng, p.lat - dLat, p.lat + dLat].map((v) => v.toFixed(6));
+  const shared = r() < 0.2;
+  return {
+    polygon_wkt: `POLYGON ((${x0} ${y0}, ${x1} ${y0}, ${x1} ${y1}, ${x0} ${y1}, ${x0} ${y0}))`,
+    polygon_class: shared ? 'SHARED_POLYGON' : 'OWNED_POLYGON',
+    enclosed: r() < 0.15, is_synthetic: r() < 0.3, includes_parking_lot: r() < 0.25, wkt_area_sq_meters: side * side,
+  };
+}

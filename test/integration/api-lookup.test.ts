@@ -1,12 +1,9 @@
 import { expect } from 'chai';
-import path from 'node:path';
-import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
+import type { RunningServer } from '../../api/server.ts';
+import { expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
+import { demoServer } from '../helpers/demo-server.ts';
 import { CORE_FIELDS, CORE_QUERY, postGraphql, weeklyQuery, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
-import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { removeDir } from '../helpers/temp-dir.ts';
 
 describe('batch_lookup over HTTP on the demo drop', () => {
   let dir: string;
@@ -16,11 +13,7 @@ describe('batch_lookup over HTTP on the demo drop', () => {
   const UNKNOWN = '222-222@5vg-7gq-tvz';
 
   before(async () => {
-    dir = await makeTempDir('api');
-    fixture = await demoFixture(path.join(dir, 'drop'));
-    const config = testConfig(path.join(dir, 'data'));
-    label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    server = await startServer(config, createLogger('silent', 'test'));
+    ({ dir, fixture, label, server } = await demoServer('api'));
   });
 
   after(async () => {

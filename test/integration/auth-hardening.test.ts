@@ -6,7 +6,7 @@ import { loadDrop } from '../../ingest/load-drop.ts';
 import { digestKey } from '../../shared/key-store.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
+import { CORE_QUERY } from '../helpers/graphql-client.ts';
 import { dumpRedis, expectNoSecrets } from '../helpers/leak-scan.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';

@@ -60,8 +60,12 @@ describe('the placedata CLI, as an operator runs it', () => {
     const ok = await postGraphql(server.url, { query: CORE_QUERY, variables: { placekeys: [KEYS[0]] } }, { apikey: key });
     expect(ok.status).to.equal(200);
     expect(ok.body.data.batch_lookup[0].placedata_core.location_name).to.equal('Only');
+    const ops = await placedata(['keys', 'create', 'ops', '--role', 'operator'], env);
+    expect(ops.code).to.equal(0);
+    const badRole = await placedata(['keys', 'create', 'x', '--role', 'admin'], env);
+    expect([badRole.code, badRole.stderr]).to.deep.equal([2, 'error BAD_REQUEST: role must be one of reader, operator; got "admin"\n']);
     const listed = await placedata(['keys', 'list'], env);
-    expect(listed.stdout).to.match(/^partner-a {2}created \S+ {2}active\n$/);
+    expect(listed.stdout).to.match(/^partner-a {2}reader {2}created \S+ {2}active\nops {2}operator {2}created \S+ {2}active\n$/);
     expect(listed.stdout).not.to.contain(key);
     expect((await placedata(['keys', 'revoke', 'partner-a'], env)).stdout).to.equal('revoked partner-a\n');
     await eventually(async () => {

@@ -157,10 +157,10 @@ describe('corrupt drops: each refused with a clear report, the served version un
   it('headers of no known product, and products missing a required header', async () => {
     const cases: [string, readonly string[], (string | number)[], string][] = [
       ['other.csv', ['id', 'name', 'value'], [1, 'a', 2],
-        'other.csv: columns match neither core places (location_name with naics_code, top_category or sub_category) nor weekly patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day)'],
+        'other.csv: columns match neither core places (location_name with naics_code, top_category or sub_category), patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day) nor geometry (polygon_wkt, polygon_class or wkt_area_sq_meters)'],
       ['core.csv', CORE_HEADER.filter((h) => h !== 'placekey'), coreRow(KEYS[0]!, 'x').slice(1), 'core.csv: cannot be served by Placekey: it has no placekey column'],
       ['weekly.csv', WEEKLY_HEADER.filter((h) => h !== 'date_range_start'), weeklyRow(KEYS[0]!, '2022-04-04', [1, 1, 1, 1, 1, 1, 1]).filter((_, i) => i !== 5),
-        'weekly.csv: columns match neither core places (location_name with naics_code, top_category or sub_category) nor weekly patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day)'],
+        'weekly.csv: columns match neither core places (location_name with naics_code, top_category or sub_category), patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day) nor geometry (polygon_wkt, polygon_class or wkt_area_sq_meters)'],
       ['weekly.csv', WEEKLY_HEADER.filter((h) => h !== 'placekey'), weeklyRow(KEYS[0]!, '2022-04-04', [1, 1, 1, 1, 1, 1, 1]).slice(1), 'weekly.csv: cannot be served by Placekey: it has no placekey column'],
     ];
     for (const [name, header, row, message] of cases) {

@@ -1,16 +1,12 @@
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { demoFixture, expectedCore, type DemoFixture } from '../helpers/demo-fixture.ts';
+import type { RunningServer } from '../../api/server.ts';
+import { expectedCore, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { fuzzServer, newTally, sendAndCheck, summary, type FuzzRun } from '../helpers/fuzz-check.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { demoServer } from '../helpers/demo-server.ts';
-import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { removeDir } from '../helpers/temp-dir.ts';
 
 const RUNS = Number(process.env['FUZZ_RUNS'] ?? 1500);
 const SEED = Number(process.env['FUZZ_SEED'] ?? Date.now() % 2 ** 31);

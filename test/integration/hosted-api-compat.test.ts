@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import path from 'node:path';
-import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
+import type { RunningServer } from '../../api/server.ts';
+import { expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { demoServer } from '../helpers/demo-server.ts';
-import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { removeDir } from '../helpers/temp-dir.ts';
 
 /**
  * Queries as the hosted Places API's clients wrote them (../shared/reference/place-api-background.md):

@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { queryFile } from '../helpers/query-file.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
-import { rollback } from '../../ingest/rollback.ts';
+import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -40,7 +40,7 @@ describe('loading a drop into a version file', () => {
     const info = await queryFile(result.file, `SELECT label, built_at, release_month, schema_version, core_rows, weekly_rows,
       first_week, last_week, weeks_covered, report->>'release_month_source' AS month_source FROM version_info`);
     expect(info).to.deep.equal([{
-      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 3,
+      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 4,
       core_rows: '300', weekly_rows: String(fixture.weekly.length), first_week: '2022-03-07', last_week: '2022-03-28', weeks_covered: 4, month_source: 'data',
     }]);
     const sources = await queryFile(result.file, 'SELECT path, bytes, sha256, product, rows_read, rows_loaded FROM source_files ORDER BY path');

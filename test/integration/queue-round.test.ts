@@ -13,7 +13,7 @@ import { testConfig } from '../helpers/test-config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
 import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
 

@@ -5,7 +5,7 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
-import { EXTRA_COLUMNS } from '../../shared/column-catalog.ts';
+import { EXTRA_COLUMNS, inCatalog } from '../../shared/column-catalog.ts';
 import { readCsv, type CsvRow } from '../helpers/demo-fixture.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -147,8 +147,8 @@ describe('real sample drops (SAMPLES_DIR): each loads with values served exactly
     const name = 'wortmann_2022-04-18_weekly_patterns_with_core.excel.csv';
     const rows = await readCsv(sample(name));
     const header = Object.keys(rows[0]!);
-    const coreNames = header.filter((h) => EXTRA_COLUMNS[h] && EXTRA_COLUMNS[h].products !== 'weekly' && h !== 'safegraph_brand_ids');
-    const weeklyNames = header.filter((h) => EXTRA_COLUMNS[h] && EXTRA_COLUMNS[h].products !== 'core' && h !== 'safegraph_brand_ids');
+    const coreNames = header.filter((h) => inCatalog(h, 'core') && h !== 'safegraph_brand_ids');
+    const weeklyNames = header.filter((h) => inCatalog(h, 'weekly') && h !== 'safegraph_brand_ids');
     expect(coreNames).to.deep.equal(['parent_placekey', 'brands', 'latitude', 'longitude', 'phone_number', 'open_hours', 'category_tags', 'opened_on', 'closed_on', 'tracking_closed_since', 'geometry_type']);
     expect(weeklyNames).to.deep.equal(['parent_placekey', 'brands', 'postal_code', 'iso_country_code', 'visits_by_each_hour', 'poi_cbg', 'visitor_home_cbgs', 'visitor_home_aggregation',
       'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell', 'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand', 'device_type',
@@ -193,8 +193,7 @@ describe('real sample drops (SAMPLES_DIR): each loads with values served exactly
   });
 
   const refused: [string[], string][] = [
-    [['byui_chipotle_2021-07_monthly_patterns.parquet'], 'byui_chipotle_2021-07_monthly_patterns.parquet: monthly patterns (month-long date ranges, related_same_month_brand/popularity_by_day columns) are not a product this service loads yet'],
-    [['knu2xs_white_pass_monthly_patterns_2018-2020.csv'], 'knu2xs_white_pass_monthly_patterns_2018-2020.csv: monthly patterns (month-long date ranges, related_same_month_brand/popularity_by_day columns) are not a product this service loads yet'],
+    // Monthly patterns are loaded since schema 4: test/integration/monthly-samples.test.ts.
     [['sgpy_2020-09-07_weekly_patterns-part2.csv.gz', 'sgpy_2020-09-07_weekly_patterns-part3.csv.gz', 'sgpy_2020-09-07_weekly_patterns-part4.csv.gz'], 'sgpy_2020-09-07_weekly_patterns-part2.csv.gz: cannot be served by Placekey: keyed only by safegraph_place_id; it has no placekey column'],
     [['sgpy_2020-09_core_poi-part1.csv.gz', 'sgpy_2020-09_core_poi-part2.csv.gz'], 'sgpy_2020-09_core_poi-part1.csv.gz: cannot be served by Placekey: keyed only by safegraph_place_id; it has no placekey column'],
     [['sgpy_2020-06_core_poi-geometry_GA.csv.gz'], 'sgpy_2020-06_core_poi-geometry_GA.csv.gz: cannot be served by Placekey: keyed only by safegraph_place_id; it has no placekey column'],

@@ -93,16 +93,18 @@ describe('the documents of other delivered columns live in serve_extras, read on
     await removeDir(dir);
   });
 
-  it('serve_places holds placekey, the spec documents (core, w<week>); serve_extras placekey, core_x, x<week>; both one row per POI with a unique index on placekey', async () => {
+  it('serve_places holds placekey, the spec documents (core, w<week>); serve_extras placekey, core_x, x<week>; serve_more placekey, geometry (no months or geometry here); each one row per POI with a unique index on placekey', async () => {
     const columns = await readAll(versions.intact.file, `SELECT table_name, list(column_name ORDER BY column_index) AS columns FROM duckdb_columns()
       WHERE table_name LIKE 'serve_%' GROUP BY table_name ORDER BY table_name`);
     expect(columns).to.deep.equal([
       { table_name: 'serve_extras', columns: ['placekey', 'core_x', 'x20220418'] },
+      { table_name: 'serve_more', columns: ['placekey', 'geometry'] },
       { table_name: 'serve_places', columns: ['placekey', 'core', 'w20220418'] },
     ]);
     const indexes = await readAll(versions.intact.file, `SELECT table_name, index_name, is_unique, expressions FROM duckdb_indexes() WHERE table_name LIKE 'serve_%' ORDER BY table_name`);
     expect(indexes).to.deep.equal([
       { table_name: 'serve_extras', index_name: 'serve_extras_key', is_unique: true, expressions: '[placekey]' },
+      { table_name: 'serve_more', index_name: 'serve_more_key', is_unique: true, expressions: '[placekey]' },
       { table_name: 'serve_places', index_name: 'serve_places_key', is_unique: true, expressions: '[placekey]' },
     ]);
     const rows = await readAll(versions.intact.file, `SELECT placekey, core_x IS NOT NULL AS core_x, x20220418 IS NOT NULL AS week FROM serve_extras ORDER BY placekey`);

@@ -8,7 +8,7 @@ import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
 import { listVersions } from '../../ingest/list-versions.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { loadDropShared } from '../../ingest/load-drop-shared.ts';
-import { rollbackShared } from '../../ingest/rollback-shared.ts';
+import { rollbackShared } from '../../shared/rollback-shared.ts';
 import type { SharedVersions } from '../../ingest/shared-versions.ts';
 import { DirectoryVersionStore } from '../../shared/directory-version-store.ts';
 import { AppError } from '../../shared/errors.ts';

@@ -1,13 +1,9 @@
 import { expect } from 'chai';
-import path from 'node:path';
-import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
-import { createLogger } from '../../shared/logger.ts';
-import { demoFixture, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
+import type { RunningServer } from '../../api/server.ts';
+import { expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
 import { demoServer } from '../helpers/demo-server.ts';
-import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { removeDir } from '../helpers/temp-dir.ts';
 
 describe('weekly history: placedata_weekly_patterns_range and the v2 weekly_patterns', () => {
   let dir: string;

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import net from 'node:net';
 import path from 'node:path';
 import { loadDrop } from '../../ingest/load-drop.ts';
-import { startLoad, type Outcome } from '../helpers/load-client.ts';
+import type { Outcome } from '../helpers/load-client.ts';
+import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { spawnApi, spawnEntry, stopProcess, waitForOutput, type Spawned, type SpawnedApi } from '../helpers/processes.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
@@ -14,7 +15,7 @@ import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
 import { identifyDrop } from '../../ingest/drop-id.ts';
 import { listVersions } from '../../ingest/list-versions.ts';
 import { createLoadQueue, enqueueLoad } from '../../ingest/load-queue.ts';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { unchunk } from '../helpers/raw-http.ts';
@@ -72,17 +73,10 @@ describe('graceful shutdown', function () {
   it(`SIGTERM to the API under load (${CLIENTS} clients): requests in flight answer 200 whole, later ones are refused cleanly, exit 0 without using the grace`, async () => {
     api = await spawnApi({ DATA_DIR: path.join(dir, 'data'), PLACEDATA_API_KEYS: TEST_KEY, SHUTDOWN_GRACE_MS: '20000' });
     const next = lookupMaker(drops, 200, 9);
-    const pending = new Map<number, Lookup>();
     const outcomes: { o: Outcome; problem: string | null; lookup: Lookup }[] = [];
-    const load = startLoad({
-      baseUrl: api.url, clients: CLIENTS,
-      body: (client) => {
-        const lookup = next();
-        pending.set(client, lookup);
-        return lookupBody(lookup);
-      },
-      onOutcome: (o, client) => {
-        const lookup = pending.get(client)!;
+    const load = startLookupLoad({
+      baseUrl: api.url, clients: CLIENTS, next,
+      onOutcome: (o, _client, lookup) => {
         outcomes.push({ o, lookup, problem: o.error ? null : checkLookup(o.status, o.body, lookup, publisher.versionOf) });
         // A refused connection means the listener is closed: this client is done.
         return o.error?.code !== 'ECONNREFUSED';

@@ -7,7 +7,7 @@ import { Redis } from 'ioredis';
 import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
 import { identifyDrop } from '../../ingest/drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJob } from '../../ingest/load-queue.ts';
-import { redisConnection } from '../../ingest/redis-connection.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
 import { openVersionFileStore } from '../../shared/open-version-store.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { eventually } from '../helpers/eventually.ts';

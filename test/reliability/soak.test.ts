@@ -1,17 +1,17 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { rollback } from '../../ingest/rollback.ts';
+import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { fileNameOf } from '../../shared/version-label.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startLoad } from '../helpers/load-client.ts';
+import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { openFilesUnder, procStats } from '../helpers/proc-stats.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
 import { followsPointer } from '../helpers/served-sequence.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
 import { VersionPublisher } from '../helpers/version-publisher.ts';
-import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } from '../helpers/versioned-drops.ts';
+import { checkLookup, lookupMaker, VersionedDrops } from '../helpers/versioned-drops.ts';
 
 const SOAK_SECONDS = Number(process.env['SOAK_SECONDS'] ?? 600);
 const FLIP_SECONDS = Number(process.env['SOAK_FLIP_SECONDS'] ?? 30);
@@ -57,19 +57,13 @@ describe(`soak: ${SOAK_SECONDS} s of load (${CLIENTS} clients) against a spawned
 
     const started = Date.now();
     const next = lookupMaker(drops, 50, 10);
-    const pending = new Map<number, Lookup>();
     const seenBy: string[][] = Array.from({ length: CLIENTS }, () => []);
     const answeredAt: number[] = [];
     const failures: { t: number; problem: string }[] = [];
-    const load = startLoad({
-      baseUrl: api.url, clients: CLIENTS,
-      body: (client) => {
-        const lookup = next();
-        pending.set(client, lookup);
-        return lookupBody(lookup);
-      },
-      onOutcome: (o, client) => {
-        const problem = o.error ? `${o.error.code} (after response: ${o.error.afterResponse})` : checkLookup(o.status, o.body, pending.get(client)!, publisher.versionOf);
+    const load = startLookupLoad({
+      baseUrl: api.url, clients: CLIENTS, next,
+      onOutcome: (o, client, lookup) => {
+        const problem = o.error ? `${o.error.code} (after response: ${o.error.afterResponse})` : checkLookup(o.status, o.body, lookup, publisher.versionOf);
         if (problem) return void failures.push({ t: o.doneAt - started, problem });
         answeredAt.push(o.doneAt - started);
         seenBy[client]!.push((JSON.parse(o.body) as { extensions: { version_date: string } }).extensions.version_date);

@@ -3,14 +3,15 @@ import path from 'node:path';
 import { readPointer } from '../../shared/pointer.ts';
 import { fileNameOf } from '../../shared/version-label.ts';
 import { eventually } from '../helpers/eventually.ts';
-import { startLoad, type Outcome } from '../helpers/load-client.ts';
+import type { Outcome } from '../helpers/load-client.ts';
+import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { openFilesUnder } from '../helpers/proc-stats.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
 import { followsPointer } from '../helpers/served-sequence.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
-import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } from '../helpers/versioned-drops.ts';
+import { checkLookup, lookupMaker, VersionedDrops } from '../helpers/versioned-drops.ts';
 import { VersionPublisher } from '../helpers/version-publisher.ts';
 
 const PUBLISHES = 20;
@@ -46,20 +47,14 @@ describe(`swap and rollback under load (spawned API, ${CLIENTS} clients, ${PUBLI
     api = await spawnApi({ DATA_DIR: dataDir, PLACEDATA_API_KEYS: TEST_KEY, POINTER_POLL_MS: '200' });
 
     const next = lookupMaker(drops, 50, 8);
-    const pending = new Map<number, Lookup>();
     const seenBy: string[][] = Array.from({ length: CLIENTS }, () => []);
     const answers: { label: string; sentAt: number }[] = [];
     const failures: string[] = [];
     let fromDeletedFile = 0;
-    const load = startLoad({
-      baseUrl: api.url, clients: CLIENTS,
-      body: (client) => {
-        const lookup = next();
-        pending.set(client, lookup);
-        return lookupBody(lookup);
-      },
-      onOutcome: (o: Outcome, client) => {
-        const problem = o.error ? `${o.error.code} (after response: ${o.error.afterResponse})` : checkLookup(o.status, o.body, pending.get(client)!, versionOf);
+    const load = startLookupLoad({
+      baseUrl: api.url, clients: CLIENTS, next,
+      onOutcome: (o: Outcome, client, lookup) => {
+        const problem = o.error ? `${o.error.code} (after response: ${o.error.afterResponse})` : checkLookup(o.status, o.body, lookup, versionOf);
         if (problem) return void failures.push(problem);
         const label = (JSON.parse(o.body) as { extensions: { version_date: string } }).extensions.version_date;
         seenBy[client]!.push(label);

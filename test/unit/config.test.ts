@@ -37,6 +37,7 @@ describe('loadConfig', () => {
 
   it('splits development keys and trims them', () => {
     expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
+    expect(loadConfig({ PLACEDATA_OPERATOR_KEYS: 'op1, op2' }).devOperatorKeys).to.deep.equal(['op1', 'op2']);
   });
 
   it('refuses bad values with the variable named', () => {

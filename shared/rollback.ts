@@ -1,11 +1,13 @@
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { readPointer, writePointer } from '../shared/pointer.ts';
-import { listVersionFiles } from '../shared/version-files.ts';
-import { verifyBuiltFile } from './publish-version.ts';
+import { AppError, ErrorCodes } from './errors.ts';
+import { readPointer, writePointer } from './pointer.ts';
+import { listVersionFiles } from './version-files.ts';
+import { verifyBuiltFile } from './verify-built-file.ts';
 
 /**
  * Points the service at a retained version: `label`, or with `previous` the version built just
- * before the current one. The target is verified before the pointer moves.
+ * before the current one. The target is verified before the pointer moves. The one way the
+ * pointer is moved back, for the CLI (`placedata rollback`) and the API (`POST /v1/admin/rollback`)
+ * alike, so a change of where the pointer lives changes both.
  * @throws AppError VERSION_NOT_FOUND
  */
 export async function rollback(dataDir: string, target: { label?: string; previous?: boolean }, memoryLimit: string): Promise<{ from: string | null; to: string }> {

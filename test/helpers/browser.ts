@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's chromium package: browser tests never download a browser (`npx playwright install` is not used). */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Where a test run leaves its screenshots (git-ignored). */
+export const SCREENSHOTS = path.resolve('test-results/screenshots');
+
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync'];
+
+/**
+ * Whether the browser tests can run. Without chromium they fail, naming the fix, unless
+ * PLACEDATA_SKIP_BROWSER_TESTS=1 says to skip them (the reason is printed either way).
+ */
+export function browserMissing(env: NodeJS.ProcessEnv): { skip: boolean; reason: string } | null {
+  if (existsSync(CHROMIUM)) return null;
+  const reason = `${CHROMIUM} is missing: install it with apt-get install -y chromium (.ci/run does)`;
+  return { skip: env['PLACEDATA_SKIP_BROWSER_TESTS'] === '1', reason };
+}
+
+export interface TestBrowser {
+  readonly context: BrowserContext;
+  newPage(): Promise<Page>;
+  screenshot(page: Page, name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Headless chromium with a fresh profile in a temp folder (removed on close). */
+export async function launchBrowser(): Promise<TestBrowser> {
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'placedata-chromium-'));
+  // The profile folder goes as launchPersistentContext's userDataDir: Playwright passes it as --user-data-dir.
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+  await mkdir(SCREENSHOTS, { recursive: true });
+  return {
+    context,
+    newPage: () => context.newPage(),
+    async screenshot(page, name) {
+      const file = path.join(SCREENSHOTS, `${name}.png`);
+      await page.screenshot({ path: file, fullPage: true });
+      return file;
+    },
+    async close() {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/** Calls to this service's own API, always with the key in the `apikey` header. */
+
+export interface Caller { readonly name: string; readonly role: 'reader' | 'operator' }
+
+/** A refusal with the API's stable code (UNAUTHENTICATED, FORBIDDEN, VERSION_NOT_FOUND, ...). */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function call<T>(key: string, path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(path, { ...init, headers: { accept: 'application/json', ...(init.headers ?? {}), apikey: key } });
+  const body = await res.json().catch(() => null) as { errors?: { message: string; extensions?: { code?: string } }[] } | null;
+  if (!res.ok) {
+    const first = body?.errors?.[0];
+    throw new ApiError(res.status, first?.extensions?.code ?? 'HTTP_' + res.status, first?.message ?? `HTTP ${res.status}`);
+  }
+  return body as T;
+}
+
+export function whoami(key: string): Promise<Caller> {
+  return call<Caller>(key, '/v1/whoami');
+}
+
+export interface GraphqlResult<T> {
+  readonly data?: T | null;
+  readonly errors?: readonly { message: string; extensions?: { code?: string } }[];
+  readonly extensions?: { row_count?: number; version_date?: string };
+}
+
+export async function graphql<T>(key: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<GraphqlResult<T>> {
+  return call<GraphqlResult<T>>(key, '/v1/graphql', {
+    method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ query, variables }),
+  });
+}
+
+export function rawFetch(key: string, path: string, init: RequestInit): Promise<Response> {
+  return fetch(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined ?? {}), apikey: key } });
+}
+
+export interface DatasetVersion {
+  readonly label: string; readonly release_month: string; readonly built_at: string; readonly schema_version: number;
+  readonly servable: boolean; readonly core_rows: number; readonly weekly_rows: number; readonly weeks_covered: number;
+  readonly first_week: string | null; readonly last_week: string | null; readonly current: boolean;
+}
+
+export interface LoadJob {
+  readonly id: string; readonly state: string;
+  readonly progress: { phase: string | null; percent: number; rows: number | null } | null;
+  readonly attempts: number; readonly month: string | null; readonly files: readonly string[];
+  readonly enqueued_at: string; readonly started_at: string | null; readonly finished_at: string | null; readonly duration_ms: number | null;
+  readonly result: { label: string; already_loaded: boolean; removed_versions: readonly string[]; summary: string } | null;
+  readonly reason: string | null;
+}
+
+export interface Status {
+  readonly caller: Caller;
+  readonly current: string | null;
+  readonly versions: readonly DatasetVersion[];
+  readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJob[] };
+}
+
+export function status(key: string): Promise<Status> {
+  return call<Status>(key, '/v1/status');
+}
+
+export function rollback(key: string, label: string): Promise<{ from: string | null; to: string; served: string | null }> {
+  return call(key, '/v1/admin/rollback', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ label }) });
+}

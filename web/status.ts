@@ -1,0 +1,156 @@
+import './style.css';
+import { ApiError, rollback, status, type Caller, type LoadJob, type Status } from './api-client.ts';
+import { forgetKey } from './browser-key.ts';
+import { keyGate, navBar } from './key-gate.ts';
+
+/** How often the page asks again: loads in progress move their bars this often. */
+const POLL_MS = 1500;
+
+function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  e.append(...children);
+  return e;
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const time = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
+
+function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTableElement {
+  const operator = s.caller.role === 'operator';
+  const head = el('tr', {}, ...['Version', 'Release month', 'Built', 'POIs (core rows)', 'Weekly rows', 'Weeks covered', 'Servable', ''].map((h) => el('th', {}, h)));
+  const rows = [...s.versions].reverse().map((v) => {
+    const action = el('td');
+    if (v.current) action.append(el('strong', {}, 'current'));
+    else if (operator && v.servable) {
+      const b = el('button', { type: 'button', class: 'rollback', 'data-label': v.label }, 'Roll back to this');
+      b.addEventListener('click', () => onRollback(v.label));
+      action.append(b);
+    }
+    const weeks = v.weeks_covered ? `${v.weeks_covered} (${v.first_week} to ${v.last_week})` : '0';
+    return el('tr', { 'data-label': v.label, class: v.current ? 'current' : '' },
+      el('td', {}, el('code', {}, v.label)), el('td', {}, v.release_month), el('td', {}, time(v.built_at)),
+      el('td', { class: 'num' }, fmt(v.core_rows)), el('td', { class: 'num' }, fmt(v.weekly_rows)), el('td', {}, weeks),
+      el('td', {}, v.servable ? 'yes' : 'no (older layout)'), action);
+  });
+  return el('table', { class: 'versions' }, el('thead', {}, head), el('tbody', {}, ...rows));
+}
+
+/** The reports a reader opened, kept open across refreshes (the list is redrawn on every poll). */
+const openReports = new Set<string>();
+
+function report(id: string, title: string, text: string, cls: string, openByDefault: boolean): HTMLDetailsElement {
+  const d = el('details', {}, el('summary', {}, title), el('pre', { class: cls }, text));
+  const k = `${id}:${title}`;
+  d.open = openReports.has(k) || (openByDefault && !openReports.has('closed:' + k));
+  d.addEventListener('toggle', () => {
+    if (d.open) { openReports.add(k); openReports.delete('closed:' + k); } else { openReports.delete(k); openReports.add('closed:' + k); }
+  });
+  return d;
+}
+
+function jobItem(j: LoadJob): HTMLElement {
+  const pct = Math.max(0, Math.min(100, Math.round(j.progress?.percent ?? (j.state === 'completed' ? 100 : 0))));
+  // A retried job ('waiting'/'delayed' after a failed attempt) keeps its last progress: show it too.
+  const phase = j.progress || j.state === 'active' ? `${j.progress?.phase ?? 'starting'} ${pct}%${j.progress?.rows ? `, ${fmt(j.progress.rows)} rows` : ''}` : 'queued';
+  const head = el('div', { class: 'job-head' },
+    el('span', { class: `state state-${j.state}` }, j.state), el('code', { class: 'job-id', title: j.id }, j.id.length > 20 ? j.id.slice(0, 18) + '…' : j.id),
+    el('span', {}, `enqueued ${time(j.enqueued_at)}`),
+    el('span', {}, j.duration_ms !== null ? `${(j.duration_ms / 1000).toFixed(1)} s` : ''),
+    el('span', {}, j.attempts > 1 ? `${j.attempts} attempts` : ''));
+  const item = el('li', { class: 'job', 'data-job-id': j.id, 'data-state': j.state }, head);
+  item.append(el('div', { class: 'job-files' }, `${j.files.join(', ') || '(no files)'}${j.month ? ` as ${j.month}` : ''}`));
+  if (!['completed', 'failed'].includes(j.state)) {
+    item.append(el('div', { class: 'progress' }, el('progress', { max: '100', value: String(pct) }), el('span', { class: 'phase' }, phase)));
+  }
+  if (j.result) {
+    const removed = j.result.removed_versions.length ? `; retention removed ${j.result.removed_versions.join(', ')}` : '';
+    item.append(el('div', { class: 'job-result' }, `→ ${j.result.label}${j.result.already_loaded ? ' (already loaded before)' : ''}${removed}`));
+    item.append(report(j.id, 'Load report', j.result.summary, 'report', false));
+  }
+  if (j.reason) item.append(report(j.id, j.state === 'failed' ? 'Why it failed' : 'Last attempt failed', j.reason, 'report error', j.state === 'failed'));
+  return item;
+}
+
+function jobsSection(s: Status): HTMLElement {
+  const section = el('section', { class: 'jobs' }, el('h2', {}, `Recent loads${s.jobs.queue ? ` (queue ${s.jobs.queue})` : ''}`));
+  if (!s.jobs.available) section.append(el('p', { class: 'error' }, s.jobs.error ?? 'The load queue cannot be read'));
+  else if (s.jobs.items.length === 0) section.append(el('p', { class: 'empty' }, 'No load jobs in the queue.'));
+  else section.append(el('ol', { class: 'job-list' }, ...s.jobs.items.map(jobItem)));
+  return section;
+}
+
+/** The confirmation before a rollback: resolves true only on an explicit "Roll back". */
+function confirmRollback(from: string | null, to: string): Promise<boolean> {
+  const dialog = el('dialog', { class: 'confirm', id: 'confirm-rollback' },
+    el('h3', {}, 'Roll back?'),
+    el('p', {}, 'Serve ', el('code', {}, to), ' instead of ', el('code', {}, from ?? 'none'), '? The web processes follow within a second; requests in flight finish on the version they started on.'),
+    el('form', { method: 'dialog' },
+      el('button', { value: 'cancel', class: 'cancel' }, 'Cancel'), ' ',
+      el('button', { value: 'confirm', class: 'danger confirm-rollback' }, 'Roll back')));
+  document.body.append(dialog);
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      resolve(dialog.returnValue === 'confirm');
+      dialog.remove();
+    });
+    dialog.showModal();
+  });
+}
+
+async function start(): Promise<void> {
+  document.body.prepend(navBar('status', null));
+  const main = el('main', { class: 'status' });
+  document.body.append(main);
+  const { key, caller } = await keyGate(main, 'The status page shows the versions and recent loads with your key.');
+  document.querySelector('nav.top')?.replaceWith(navBar('status', caller));
+  const message = el('p', { class: 'message', role: 'status' });
+  const body = el('div');
+  const updated = el('p', { class: 'updated' });
+  main.append(message, body, updated);
+  let timer: number | undefined;
+  let latest: Status | null = null;
+
+  const onRollback = async (label: string) => {
+    if (!(await confirmRollback(latest?.current ?? null, label))) return;
+    message.textContent = `Rolling back to ${label}…`;
+    try {
+      const r = await rollback(key, label);
+      message.textContent = `Now serving ${r.served ?? r.to} (was ${r.from ?? 'none'}).`;
+    } catch (err) {
+      message.textContent = err instanceof ApiError ? `Rollback refused: ${err.message} (${err.code})` : 'Rollback failed: the server cannot be reached';
+    }
+    await refresh();
+  };
+
+  const render = (s: Status) => {
+    latest = s;
+    const current = s.versions.find((v) => v.current);
+    const summary = el('section', { class: 'summary' }, el('h2', {}, 'In service'),
+      current
+        ? el('p', {}, el('code', { class: 'current-label' }, current.label), ` release ${current.release_month}, ${fmt(current.core_rows)} POIs, ${current.weeks_covered} weeks`)
+        : el('p', { class: 'error' }, 'No version is served yet.'));
+    const versions = el('section', {}, el('h2', {}, `Retained versions (${s.versions.length})`), versionsTable(s, (l) => void onRollback(l)));
+    if (caller.role !== 'operator') versions.append(el('p', { class: 'hint' }, 'Rollback needs an operator key (npx placedata keys create <name> --role operator).'));
+    body.replaceChildren(summary, versions, jobsSection(s));
+    updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} s.`;
+  };
+
+  async function refresh(): Promise<void> {
+    window.clearTimeout(timer);
+    try {
+      render(await status(key));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        forgetKey();
+        location.reload();
+        return;
+      }
+      updated.textContent = `Cannot refresh: ${(err as Error).message}`;
+    }
+    timer = window.setTimeout(() => void refresh(), POLL_MS);
+  }
+  await refresh();
+}
+
+void start();
