@@ -26,6 +26,7 @@ const RETAIN = 4;
 /** The issue's bound: every web process serves a new pointer within 2 s of its announcement. */
 const CONVERGE_MS = 2000;
 const CLIENTS_PER_API = 2;
+const OPERATOR_KEY = 'test-operator-key-8d1f2a7c55e0';
 
 interface Announcement { readonly label: string; readonly at: number }
 interface Seen { readonly label: string | null; readonly at: number }
@@ -86,7 +87,7 @@ for (const backend of ['directory', 's3'] as const) {
         storeEnv = { VERSION_STORE: path.join(dir, 'store') };
       }
       const env = (name: string): Record<string, string> => ({
-        ...storeEnv, DATA_DIR: path.join(dir, name), REDIS_PREFIX: prefix, LOAD_QUEUE: queueName, PLACEDATA_API_KEYS: TEST_KEY,
+        ...storeEnv, DATA_DIR: path.join(dir, name), REDIS_PREFIX: prefix, LOAD_QUEUE: queueName, PLACEDATA_API_KEYS: TEST_KEY, PLACEDATA_OPERATOR_KEYS: OPERATOR_KEY,
         POINTER_POLL_MS: '1000', CACHE_GRACE_SECONDS: '0', DUCKDB_MEMORY_LIMIT: '512MB', DUCKDB_THREADS: '1', API_CONNECTIONS: '2',
         WORKER_LOCK_MS: '1000', WORKER_MAX_STALLS: '5', RETAIN_VERSIONS: String(RETAIN), LOG_LEVEL: 'info',
       });
@@ -121,7 +122,9 @@ for (const backend of ['directory', 's3'] as const) {
       let sampling = true;
       const samplers = apis.map(async (api, i) => {
         while (sampling) {
-          const body = (await (await fetch(`${api.url}/readyz`)).json()) as { version_date: string | null };
+          const res = await fetch(`${api.url}/readyz`);
+          const text = await res.text();
+          const body = (res.status === 200 || res.status === 503 ? JSON.parse(text) : { version_date: `status ${res.status}: ${text.slice(0, 200)}` }) as { version_date: string | null };
           const last = seenByApi[i]!.at(-1);
           if (!last || last.label !== body.version_date) seenByApi[i]!.push({ label: body.version_date, at: Date.now() });
           else seenByApi[i]![seenByApi[i]!.length - 1] = last; // unchanged: keep the first time it was seen
@@ -129,7 +132,7 @@ for (const backend of ['directory', 's3'] as const) {
         }
       });
       const serving = async (label: string) => eventually(async () => {
-        for (const seen of seenByApi) expect(seen.at(-1)?.label).to.equal(label);
+        seenByApi.forEach((seen, i) => expect(seen.at(-1)?.label, `api-${i}: ${JSON.stringify(seen.at(-1))}\n${apis[i]!.output().split('\n').slice(-8).join('\n')}`).to.equal(label));
       }, 30_000, 25);
 
       const drops = await VersionedDrops.create(dir);
@@ -181,10 +184,18 @@ for (const backend of ['directory', 's3'] as const) {
       await serving(newest);
       const workerLogs = workers.map((w) => (w.output().match(/"load published"/g) ?? []).length);
 
-      // Rollback through the CLI: a pointer change every API follows.
-      const rollback = await placedata(['rollback', '--previous'], env('cli'));
+      // Rollback, a pointer change every API follows: through the CLI, and (s3 run) the status
+      // page's button on one web process.
       const target = published.at(-2)!;
-      expect(rollback).to.deep.include({ code: 0, stdout: `now serving ${target} (was ${newest})\n` });
+      if (backend === 'directory') {
+        const rollback = await placedata(['rollback', '--previous'], env('cli'));
+        expect(rollback).to.deep.include({ code: 0, stdout: `now serving ${target} (was ${newest})\n` });
+      } else {
+        const res = await fetch(`${apis[1]!.url}/v1/admin/rollback`, {
+          method: 'POST', headers: { 'content-type': 'application/json', apikey: OPERATOR_KEY }, body: JSON.stringify({ label: target }),
+        });
+        expect({ status: res.status, body: await res.json() }).to.deep.equal({ status: 200, body: { from: newest, to: target, served: target } });
+      }
       await serving(target);
 
       // A bigger drop; SIGKILL the worker that takes it, mid-load: the other one finishes it.
@@ -246,7 +257,7 @@ for (const backend of ['directory', 's3'] as const) {
       expect(stored).to.deep.equal([...published.slice(-3), bigResult.label]);
       for (const api of apis) expect(api.output()).not.to.match(/"level":(50|60)/);
       console.log(`    ${backend}: ${outcomes.length} requests by ${APIS * CLIENTS_PER_API} clients over ${APIS} APIs, failures ${failures.length}; ` +
-        `${announcements.length} announcements (${1 + DROPS + 1} publishes, 1 rollback); convergence per announcement (ms): ${times.join(', ')}; worst ${worst} ms; ` +
+        `${announcements.length} announcements (${1 + DROPS + 1} publishes, 1 rollback by ${backend === 'directory' ? 'the CLI' : 'the status page'}); convergence per announcement (ms): ${times.join(', ')}; worst ${worst} ms; ` +
         `publishes per worker for version 0 and the 5 drops: ${workerLogs.join(' + ')}; worker ${victim} SIGKILLed mid-load, the other published ${bigResult.label}; store keeps ${stored.length}`);
     });
   });
