@@ -50,14 +50,21 @@ function printLoad(out: Out, result: LoadResult): void {
 }
 
 async function loadDemoIfMissing(config: Config, out: Out, err: Out, ifMissing: boolean): Promise<void> {
-  if (ifMissing && (await readPointer(config.dataDir)) !== null) return;
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
-  try {
-    await writeDemoDrop(dir, DEMO_DEFAULTS);
-    printLoad(out, await loadDrop({ dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config) }));
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+  const loaded = await withShared(config, async (shared) => {
+    // With VERSION_STORE set, the demo is published to the store and the Redis pointer like any load.
+    const current = shared ? await shared.pointer.read() : await readPointer(config.dataDir);
+    if (ifMissing && current !== null) return false;
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
+    try {
+      await writeDemoDrop(dir, DEMO_DEFAULTS);
+      const options = { dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config) };
+      printLoad(out, shared ? await loadDropShared(options, shared) : await loadDrop(options));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    return true;
+  });
+  if (!loaded) return;
   const keys = await readKeyFile(config.keysFile);
   if (activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0) {
     // The first key of a fresh install belongs to whoever installed it: an operator, so the
