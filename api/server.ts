@@ -9,8 +9,12 @@ import { KeyRing } from './key-ring.ts';
 import { KeyRateLimiter } from './key-rate-limiter.ts';
 import { VersionCatalog } from './version-catalog.ts';
 import { VersionStore } from './version-store.ts';
+import type { VersionCache } from '../shared/version-cache.ts';
+import type { VersionPointer } from '../shared/version-pointer.ts';
+import { CachedVersionFiles } from './version-files-source.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../shared/rollback.ts';
+import { rollbackShared, type SharedRollbackDeps } from '../shared/rollback-shared.ts';
 
 export interface RunningServer {
   readonly url: string;
@@ -28,12 +32,20 @@ export interface ServerDeps {
    * `config.rateLimitPoints` > 0) are kept per process. The caller owns and closes it.
    */
   readonly redis?: Redis | null;
+  /**
+   * Many machines (VERSION_STORE set): the Redis pointer to follow, this machine's cache of the
+   * store's versions, and what the status page's rollback needs (store, publish lock, staging).
+   * Without it, DATA_DIR holds the versions and its CURRENT file the pointer.
+   */
+  readonly shared?: (SharedRollbackDeps & { readonly pointer: VersionPointer; readonly cache: VersionCache }) | null;
 }
 
 /** Starts the web process's server: opens the current version, follows the pointer and key file. */
 export async function startServer(config: Config, log: Logger, deps: ServerDeps = {}): Promise<RunningServer> {
+  const shared = deps.shared ?? null;
   const store = new VersionStore({
     dataDir: config.dataDir, pollMs: config.pointerPollMs,
+    ...(shared ? { pointer: shared.pointer, files: new CachedVersionFiles(shared.cache, config.cacheGraceSeconds * 1000), waitForFirst: false } : {}),
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
@@ -53,7 +65,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback` (the check opens the file briefly, read-only).
-      rollback: (label) => rollback(config.dataDir, { label }, config.apiMemoryLimit),
+      rollback: (label) => (shared ? rollbackShared(shared, { label }) : rollback(config.dataDir, { label }, config.apiMemoryLimit)),
       jobs,
     },
     metricsToken: config.metricsToken,

@@ -1,11 +1,9 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { access } from 'node:fs/promises';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import { POINTER_FILE, readPointer } from '../shared/pointer.ts';
-import { versionFilePath } from '../shared/version-files.ts';
+import { FileVersionPointer, type VersionPointer } from '../shared/version-pointer.ts';
 import { parseLabel } from '../shared/version-label.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
+import { LocalVersionFiles, type VersionFiles } from './version-files-source.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
 export interface Lease {
@@ -16,14 +14,19 @@ export interface Lease {
 export interface VersionStoreOptions extends ServeOptions {
   readonly dataDir: string;
   readonly pollMs: number;
+  /** The pointer followed (default: the CURRENT file in dataDir). */
+  readonly pointer?: VersionPointer;
+  /** Where a label's file is found (default: in dataDir itself). */
+  readonly files?: VersionFiles;
+  /**
+   * Whether start() waits for the current version (default true). A process that downloads
+   * versions starts listening at once and answers /readyz 503 until the download is done.
+   */
+  readonly waitForFirst?: boolean;
 }
 
 /** Retained versions kept open for pinned requests besides the current one (least recently used closes first). */
 export const MAX_PINNED_OPEN = 2;
-
-async function fileExists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
-}
 
 function lease(version: ServedVersion): Lease {
   version.retain();
@@ -39,10 +42,11 @@ function lease(version: ServedVersion): Lease {
 }
 
 /**
- * Follows the pointer file: serves the version it names, and when it changes (seen by a file
- * watch, or by polling where watches are unreliable) opens the new file, sends new requests to
- * it, and closes the old one once the requests holding it have finished. A pointer to a missing
- * or broken file is logged and ignored: the version in service stays.
+ * Follows the pointer (the CURRENT file, or the Redis key with its announcements): serves the
+ * version it names, and when it changes (seen by a file watch or an announcement, or by polling
+ * where those are unreliable) gets the new file (downloaded and verified, with a version store),
+ * opens it, sends new requests to it, and closes the old one once the requests holding it have
+ * finished. A pointer to a missing or broken file is logged and ignored: the version in service stays.
  */
 export class VersionStore {
   readonly #options: VersionStoreOptions;
@@ -50,7 +54,9 @@ export class VersionStore {
   #current: ServedVersion | null = null;
   #refreshing: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | null = null;
-  #watcher: FSWatcher | null = null;
+  #unwatch: (() => void) | null = null;
+  readonly #pointer: VersionPointer;
+  readonly #files: VersionFiles;
   #closed = false;
   #failedLabel: string | null = null;
   /** Versions opened for pinned requests, least recently used first. */
@@ -59,6 +65,8 @@ export class VersionStore {
   constructor(options: VersionStoreOptions, log: Logger) {
     this.#options = options;
     this.#log = log;
+    this.#pointer = options.pointer ?? new FileVersionPointer(options.dataDir);
+    this.#files = options.files ?? new LocalVersionFiles(options.dataDir);
   }
 
   get current(): ServedVersion | null {
@@ -67,17 +75,12 @@ export class VersionStore {
 
   /** Opens the current version (if any) and starts following the pointer. */
   async start(): Promise<void> {
-    await this.refresh();
+    const first = this.refresh();
+    if (this.#options.waitForFirst ?? true) await first;
     this.#timer = setInterval(() => void this.refresh(), this.#options.pollMs);
     this.#timer.unref();
-    try {
-      this.#watcher = watch(this.#options.dataDir, (_event, name) => {
-        if (name === POINTER_FILE) void this.refresh();
-      });
-      this.#watcher.on('error', (err) => this.#log.warn({ err: err.message }, 'pointer watch failed; polling only'));
-    } catch (err) {
-      this.#log.warn({ err: (err as Error).message }, 'cannot watch the data folder; polling only');
-    }
+    this.#unwatch = await this.#pointer.watch(() => void this.refresh(), this.#log);
+    if (this.#closed) this.#unwatch();
   }
 
   /** A hold on the version in service, or null when none is open yet. */
@@ -98,8 +101,14 @@ export class VersionStore {
     const notFound = (why: string) => new AppError(ErrorCodes.VERSION_NOT_FOUND, `Dataset version ${JSON.stringify(label.slice(0, 64))} ${why}`);
     if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
     if (!parseLabel(label)) throw notFound('is not a version label (<epoch_seconds>__<year>_<month>)');
-    const file = versionFilePath(this.#options.dataDir, label);
-    if (!(await fileExists(file))) {
+    let file: string | null;
+    try {
+      file = await this.#files.localFile(label);
+    } catch (err) {
+      this.#log.warn({ label, err: (err as Error).message }, 'cannot get a pinned version');
+      throw notFound('cannot be served by this API (see dataset_versions: servable)');
+    }
+    if (file === null) {
       this.#unpin(label);
       throw notFound('is not retained (see dataset_versions)');
     }
@@ -133,21 +142,43 @@ export class VersionStore {
     while (this.#pinned.size > MAX_PINNED_OPEN) this.#unpin(this.#pinned.keys().next().value!);
   }
 
-  /** Re-reads the pointer and swaps versions if it changed. Calls are serialised. */
+  /** Labels this process has open: the current version and the pinned ones. */
+  get openLabels(): string[] {
+    return [...(this.#current ? [this.#current.label] : []), ...this.#pinned.keys()];
+  }
+
+  /**
+   * Re-reads the pointer and swaps versions if it changed. Calls are serialised, and a call made
+   * while one is running shares the next run (announcements and polls arriving together cost
+   * one read).
+   */
   refresh(): Promise<void> {
-    this.#refreshing = this.#refreshing.then(() => this.#refreshOnce()).catch((err: unknown) => {
+    this.#pending ??= this.#refreshing.then(() => {
+      this.#pending = null;
+      return this.#refreshOnce();
+    }).catch((err: unknown) => {
       this.#log.error({ err: (err as Error).message }, 'version refresh failed');
     });
-    return this.#refreshing;
+    this.#refreshing = this.#pending;
+    return this.#pending;
   }
+
+  #pending: Promise<void> | null = null;
 
   async #refreshOnce(): Promise<void> {
     if (this.#closed) return;
-    const label = await readPointer(this.#options.dataDir);
+    const label = await this.#pointer.read();
     if (label === null || label === this.#current?.label || label === this.#failedLabel) return;
+    // Getting the file (a download, with a store) may fail for a while: it is tried again on the
+    // next poll or announcement, while the version in service stays.
+    const file = await this.#files.localFile(label);
+    if (file === null) {
+      this.#log.error({ label }, 'the pointer names a version whose file cannot be found; still serving the previous one');
+      return;
+    }
     let next: ServedVersion;
     try {
-      next = await ServedVersion.open(versionFilePath(this.#options.dataDir, label), label, this.#options);
+      next = await ServedVersion.open(file, label, this.#options);
     } catch (err) {
       this.#failedLabel = label;
       this.#log.error({ label, err: (err as Error).message }, 'cannot open the version the pointer names; still serving the previous one');
@@ -159,6 +190,9 @@ export class VersionStore {
     this.#failedLabel = null;
     previous?.retire();
     this.#log.info({ label, previous: previous?.label ?? null }, 'serving version');
+    await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
+      this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
+    });
   }
 
   /** Stops following the pointer and retires the version in service. Idempotent. */
@@ -166,7 +200,7 @@ export class VersionStore {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
-    this.#watcher?.close();
+    this.#unwatch?.();
     await this.#refreshing;
     for (const label of [...this.#pinned.keys()]) this.#unpin(label);
     this.#current?.retire();

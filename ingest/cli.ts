@@ -13,8 +13,13 @@ import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
-import type { BuildSettings } from './build-version.ts';
+import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { rollback } from '../shared/rollback.ts';
+import { rollbackShared } from '../shared/rollback-shared.ts';
+import { loadDropShared } from './load-drop-shared.ts';
+import { openSharedVersions } from './open-shared-versions.ts';
+import type { SharedVersions } from './shared-versions.ts';
+import { createLogger } from '../shared/logger.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
 import { redisConnection } from '../shared/redis-connection.ts';
@@ -48,6 +53,16 @@ function buildSettings(config: Config): BuildSettings {
   return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
 }
 
+/** Runs `work` with the shared versions when VERSION_STORE is set (null otherwise), closing them after. */
+async function withShared<T>(config: Config, work: (shared: SharedVersions | null) => Promise<T>): Promise<T> {
+  const opened = openSharedVersions(config, createLogger('warn', 'cli'));
+  try {
+    return await work(opened?.shared ?? null);
+  } finally {
+    await opened?.close();
+  }
+}
+
 function printLoad(out: Out, result: LoadResult): void {
   out(`loaded ${result.label} (${result.file})`);
   out(formatReport(result.report));
@@ -73,17 +88,22 @@ function examples(...lines: string[]): string {
 
 /** Loads the demo drop when asked; returns the load and the key it created (shown once), or nulls when nothing was done. */
 async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult | null; key: string | null }> {
-  if (ifMissing && (await readPointer(config.dataDir)) !== null) return { loaded: null, key: null };
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
-  const progress = progressReporter(mode, io.err);
-  let loaded: LoadResult;
-  try {
-    await writeDemoDrop(dir, DEMO_DEFAULTS);
-    loaded = await loadDrop({ dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config), onProgress: (p) => progress.update(p) });
-  } finally {
-    progress.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  const loaded = await withShared(config, async (shared): Promise<LoadResult | null> => {
+    // With VERSION_STORE set, the demo is published to the store and the Redis pointer like any load.
+    const current = shared ? await shared.pointer.read() : await readPointer(config.dataDir);
+    if (ifMissing && current !== null) return null;
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
+    const progress = progressReporter(mode, io.err);
+    try {
+      await writeDemoDrop(dir, DEMO_DEFAULTS);
+      const options = { dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config), onProgress: (p: LoadProgress) => progress.update(p) };
+      return shared ? await loadDropShared(options, shared) : await loadDrop(options);
+    } finally {
+      progress.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  if (!loaded) return { loaded: null, key: null };
   const keys = await readKeyFile(config.keysFile);
   // The first key of a fresh install belongs to whoever installed it: an operator, so the
   // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
@@ -105,9 +125,10 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
     .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
+      const options = { dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
       let result: LoadResult;
       try {
-        result = await loadDrop({ dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress: (p) => progress.update(p) });
+        result = await withShared(c, (shared) => (shared ? loadDropShared(options, shared) : loadDrop(options)));
       } finally {
         progress.stop();
       }
@@ -145,6 +166,18 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
     .addHelpText('after', examples('placedata versions', 'placedata versions --json | jq -r \'.[] | select(.current) | .label\''))
     .action(async (opts: { json?: boolean }) => {
       const c = config();
+      const stored = await withShared(c, async (shared) => {
+        if (!shared) return null;
+        const current = await shared.pointer.read();
+        return (await shared.store.list()).map((v) => ({ label: v.label, current: v.label === current, release_month: v.releaseMonth, bytes: v.bytes }));
+      });
+      if (stored) {
+        // Many machines: the store's versions (their facts are inside the files, which this machine may not have).
+        if (opts.json) return out(JSON.stringify(stored));
+        for (const v of stored) out(`${v.current ? '*' : ' '} ${v.label}  ${v.bytes} bytes`);
+        if (stored.length === 0) out('no versions');
+        return;
+      }
       const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
       if (opts.json) return out(JSON.stringify(versions.map(({ report: _report, ...v }) => v)));
       for (const v of versions) {
@@ -162,7 +195,8 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
       if (!label && !opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label, or pass --previous');
       if (label && opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label or pass --previous, not both');
       const c = config();
-      const { from, to } = await rollback(c.dataDir, { label, previous: opts.previous }, c.duckdbMemoryLimit);
+      const target = { label, previous: opts.previous };
+      const { from, to } = await withShared(c, (shared) => (shared ? rollbackShared(shared, target) : rollback(c.dataDir, target, c.duckdbMemoryLimit)));
       if (opts.json) return out(JSON.stringify({ from, to }));
       out(`now serving ${to} (was ${from ?? 'none'})`);
     });

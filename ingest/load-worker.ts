@@ -4,6 +4,8 @@ import type { Logger } from '../shared/logger.ts';
 import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop } from './load-drop.ts';
+import { loadDropShared } from './load-drop-shared.ts';
+import type { SharedVersions } from './shared-versions.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
@@ -15,6 +17,8 @@ export interface WorkerSettings {
   readonly retain: number;
   readonly lockMs: number;
   readonly maxStalls: number;
+  /** Versions shared between machines (VERSION_STORE set); null: DATA_DIR and its CURRENT file. */
+  readonly shared?: SharedVersions | null;
 }
 
 /** Errors that will fail the same way on every try: the job fails at once, with the report. */
@@ -78,14 +82,15 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
   const processJob = async (job: LoadJob): Promise<LoadJobResult> => {
     const events = jobEvents(job, log, metrics);
     try {
-      const result = await loadDrop({
+      const options = {
         dataDir: settings.dataDir, inputs: job.data.inputs, month: job.data.month, settings: settings.build,
         retain: settings.retain, expectedDropId: job.data.dropId,
-        onProgress: (p) => {
+        onProgress: (p: LoadProgress) => {
           events.progress(p);
           void job.updateProgress({ ...p }).catch(() => undefined);
         },
-      });
+      };
+      const result = settings.shared ? await loadDropShared(options, settings.shared) : await loadDrop(options);
       events.completed(result.label, result.alreadyLoaded, result.report, result.removedVersions.length);
       return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report) };
     } catch (err) {

@@ -1,5 +1,11 @@
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
+import type { S3StoreSettings } from './s3-version-store.ts';
+
+/** Where version files are shared between machines (VERSION_STORE); see docs/operations.md "Running at scale". */
+export type VersionStoreSetting =
+  | { readonly kind: 'directory'; readonly dir: string }
+  | ({ readonly kind: 's3' } & S3StoreSettings);
 
 /** Everything either process needs from its environment, validated once at start-up. */
 export interface Config {
@@ -82,6 +88,18 @@ export interface Config {
   readonly metricsToken: string | null;
   /** Port of the worker's own `/metrics` (WORKER_METRICS_PORT); null (unset or 0): no metrics server. */
   readonly workerMetricsPort: number | null;
+  /**
+   * The shared version store (VERSION_STORE: a directory path or `s3://bucket/prefix`); null
+   * (the default) for one machine, where DATA_DIR holds the versions and the CURRENT file is the
+   * pointer. When set, DATA_DIR is this machine's local cache and the pointer lives in Redis.
+   */
+  readonly versionStore: VersionStoreSetting | null;
+  /** Prefix of the Redis pointer, its announcement channel and the publish lock (REDIS_PREFIX, default placedata). */
+  readonly redisPrefix: string;
+  /** A cached version neither current nor previous is deleted once unused this long (CACHE_GRACE_SECONDS, default 600). */
+  readonly cacheGraceSeconds: number;
+  /** How long a publish waits for every web process to stage (download) a new version before moving the pointer anyway (STAGE_TIMEOUT_SECONDS, default 300). */
+  readonly stageTimeoutSeconds: number;
 }
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -127,6 +145,42 @@ function tokenVar(env: Env, name: string): string | null {
   if (raw === undefined || raw === '') return null;
   if (!/^[\x21-\x7e]{16,256}$/.test(raw)) throw new AppError(ErrorCodes.CONFIG_INVALID, `${name} must be 16 to 256 printable ASCII characters without spaces`);
   return raw;
+}
+
+function boolVar(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw !== 'true' && raw !== 'false') throw invalid(name, raw, 'true or false');
+  return raw === 'true';
+}
+
+/** VERSION_STORE and, for s3://, the S3_* and AWS_* settings that reach the bucket. */
+function versionStoreVar(env: Env, cwd: string, dataDir: string): VersionStoreSetting | null {
+  const raw = env['VERSION_STORE'];
+  if (raw === undefined || raw === '') return null;
+  if (raw.startsWith('s3://')) {
+    const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])(?:\/(.*))?$/.exec(raw);
+    if (!m) throw invalid('VERSION_STORE', raw, 's3://<bucket>/<prefix> with a valid bucket name');
+    const prefix = (m[2] ?? '').replace(/\/+$/, '');
+    const endpoint = env['S3_ENDPOINT'] || null;
+    if (endpoint !== null && !/^https?:\/\/[^\s]+$/.test(endpoint)) throw invalid('S3_ENDPOINT', endpoint, 'an http(s) URL');
+    const accessKeyId = env['AWS_ACCESS_KEY_ID'] || '';
+    const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'] || '';
+    if ((accessKeyId === '') !== (secretAccessKey === '')) {
+      throw new AppError(ErrorCodes.CONFIG_INVALID, 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together');
+    }
+    const sessionToken = env['AWS_SESSION_TOKEN'] || undefined;
+    return {
+      kind: 's3', bucket: m[1]!, prefix, endpoint,
+      region: env['S3_REGION'] || env['AWS_REGION'] || 'us-east-1',
+      // S3-compatible servers on a plain host name need path-style addressing; AWS prefers virtual hosts.
+      forcePathStyle: boolVar(env, 'S3_FORCE_PATH_STYLE', endpoint !== null),
+      credentials: accessKeyId ? { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) } : null,
+    };
+  }
+  const dir = path.resolve(cwd, raw.startsWith('file://') ? new URL(raw).pathname : raw);
+  if (dir === dataDir) throw invalid('VERSION_STORE', raw, 'a folder other than DATA_DIR (DATA_DIR is then the local cache)');
+  return { kind: 'directory', dir };
 }
 
 function listVar(env: Env, name: string): readonly string[] {
@@ -181,5 +235,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     workerMaxStalls: intVar(env, 'WORKER_MAX_STALLS', 10, 0, 1000),
     metricsToken: tokenVar(env, 'METRICS_TOKEN'),
     workerMetricsPort: intVar(env, 'WORKER_METRICS_PORT', 0, 0, 65535) || null,
+    versionStore: versionStoreVar(env, cwd, dataDir),
+    redisPrefix: nameVar(env, 'REDIS_PREFIX', 'placedata'),
+    cacheGraceSeconds: intVar(env, 'CACHE_GRACE_SECONDS', 600, 0, 30 * 86_400),
+    stageTimeoutSeconds: intVar(env, 'STAGE_TIMEOUT_SECONDS', 300, 0, 86_400),
   });
 }

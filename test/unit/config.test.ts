@@ -29,6 +29,19 @@ describe('loadConfig', () => {
     expect([c.metricsToken, c.workerMetricsPort]).to.deep.equal(['scrape-token-0123456789', 9464]);
   });
 
+  it('reads VERSION_STORE: none by default (one machine), a directory other than DATA_DIR, or s3:// with its S3_* and AWS_* settings', () => {
+    const c = loadConfig({}, '/srv/app');
+    expect([c.versionStore, c.redisPrefix, c.cacheGraceSeconds, c.stageTimeoutSeconds]).to.deep.equal([null, 'placedata', 600, 300]);
+    expect(loadConfig({ VERSION_STORE: 'shared/versions' }, '/srv/app').versionStore).to.deep.equal({ kind: 'directory', dir: '/srv/app/shared/versions' });
+    expect(loadConfig({ VERSION_STORE: 'file:///mnt/v' }, '/srv/app').versionStore).to.deep.equal({ kind: 'directory', dir: '/mnt/v' });
+    expect(loadConfig({ VERSION_STORE: 's3://my-bucket/place/data/', AWS_REGION: 'eu-west-1' }).versionStore).to.deep.equal({
+      kind: 's3', bucket: 'my-bucket', prefix: 'place/data', endpoint: null, region: 'eu-west-1', forcePathStyle: false, credentials: null,
+    });
+    expect(loadConfig({ VERSION_STORE: 's3://versions', S3_ENDPOINT: 'http://minio:9000', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' }).versionStore).to.deep.equal({
+      kind: 's3', bucket: 'versions', prefix: '', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+    });
+  });
+
   it('splits development keys and trims them', () => {
     expect(loadConfig({ PLACEDATA_API_KEYS: ' a, b ,,c' }).devApiKeys).to.deep.equal(['a', 'b', 'c']);
     expect(loadConfig({ PLACEDATA_OPERATOR_KEYS: 'op1, op2' }).devOperatorKeys).to.deep.equal(['op1', 'op2']);
@@ -48,6 +61,12 @@ describe('loadConfig', () => {
       [{ WORKER_METRICS_PORT: '70000' }, 'WORKER_METRICS_PORT must be an integer from 0 to 65535; got "70000"'],
       // A token is a secret: the message does not repeat it.
       [{ METRICS_TOKEN: 'short' }, 'METRICS_TOKEN must be 16 to 256 printable ASCII characters without spaces'],
+      [{ VERSION_STORE: 's3://B/x' }, 'VERSION_STORE must be s3://<bucket>/<prefix> with a valid bucket name; got "s3://B/x"'],
+      [{ VERSION_STORE: './datasets' }, 'VERSION_STORE must be a folder other than DATA_DIR (DATA_DIR is then the local cache); got "./datasets"'],
+      [{ VERSION_STORE: 's3://b-1', S3_ENDPOINT: 'minio:9000' }, 'S3_ENDPOINT must be an http(s) URL; got "minio:9000"'],
+      [{ VERSION_STORE: 's3://b-1', AWS_ACCESS_KEY_ID: 'id' }, 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together'],
+      [{ VERSION_STORE: 's3://b-1', S3_FORCE_PATH_STYLE: 'yes' }, 'S3_FORCE_PATH_STYLE must be true or false; got "yes"'],
+      [{ REDIS_PREFIX: 'a b' }, 'REDIS_PREFIX must be letters, digits, ".", "_" or "-"; got "a b"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });

@@ -1,0 +1,35 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+
+/** Credentials s3rver accepts (its fixed test pair). */
+export const S3RVER_KEYS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
+
+/**
+ * An S3-protocol server (s3rver, in its own process: see s3-server-main.ts) on a free port,
+ * storing in `dir`, with `bucket` created.
+ */
+export async function startS3Server(dir: string, bucket: string): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const child = spawn(process.execPath, [path.resolve('test/helpers/s3-server-main.ts'), dir, bucket], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  let out = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`s3rver did not start:\n${out}`)), 15_000);
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /\{"port":(\d+)\}/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    child.once('exit', () => reject(new Error(`s3rver exited:\n${out}`)));
+  });
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

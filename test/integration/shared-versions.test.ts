@@ -1,0 +1,204 @@
+import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { appendFile, mkdir, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
+import { listVersions } from '../../ingest/list-versions.ts';
+import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDropShared } from '../../ingest/load-drop-shared.ts';
+import { rollbackShared } from '../../shared/rollback-shared.ts';
+import type { SharedVersions } from '../../ingest/shared-versions.ts';
+import { DirectoryVersionStore } from '../../shared/directory-version-store.ts';
+import { AppError } from '../../shared/errors.ts';
+import { fileSha256 } from '../../shared/file-sha256.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { PublishLock } from '../../shared/publish-lock.ts';
+import { RedisVersionPointer } from '../../shared/redis-version-pointer.ts';
+import { S3VersionStore } from '../../shared/s3-version-store.ts';
+import { VersionCache } from '../../shared/version-cache.ts';
+import type { StoredFacts, VersionFileStore } from '../../shared/version-file-store.ts';
+import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+
+const log = createLogger('silent', 'test');
+
+/** The real store, counting downloads (to show two processes on a machine fetch a version once). */
+class CountingStore implements VersionFileStore {
+  downloads = 0;
+  readonly inner: VersionFileStore;
+  constructor(inner: VersionFileStore) {
+    this.inner = inner;
+  }
+  get description() { return this.inner.description; }
+  list() { return this.inner.list(); }
+  put(label: string, file: string, facts: StoredFacts) { return this.inner.put(label, file, facts); }
+  facts(label: string) { return this.inner.facts(label); }
+  download(label: string, dest: string) {
+    this.downloads++;
+    return this.inner.download(label, dest);
+  }
+  remove(label: string) { return this.inner.remove(label); }
+  close() { return this.inner.close(); }
+}
+
+async function rejection(p: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).to.be.instanceOf(AppError);
+    return { code: (err as AppError).code, message: (err as AppError).message };
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('shared versions: stores, local cache, Redis pointer and lock, concurrent publishing', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let label: string;
+  let built: string;
+  let s3: { endpoint: string; close(): Promise<void> };
+  const redis = new Redis('redis://127.0.0.1:6379');
+  const prefix = `test-shared-${randomBytes(4).toString('hex')}`;
+
+  before(async () => {
+    dir = await makeTempDir('shared-versions');
+    await writeDemoDrop(path.join(dir, 'drop'));
+    const result = await loadDrop({ dataDir: path.join(dir, 'local'), inputs: [path.join(dir, 'drop')], month: '2022-03', settings: buildSettingsOf(testConfig(path.join(dir, 'local'))) });
+    label = result.label;
+    built = result.file;
+    s3 = await startS3Server(path.join(dir, 's3'), 'versions');
+  });
+  after(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    redis.disconnect();
+    await s3.close();
+    await removeDir(dir);
+  });
+
+  const backends: Record<string, () => VersionFileStore> = {
+    directory: () => new DirectoryVersionStore(path.join(dir, 'store')),
+    s3: () => new S3VersionStore({ bucket: 'versions', prefix: 'a/b', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_KEYS.AWS_SECRET_ACCESS_KEY } }),
+  };
+
+  for (const [name, open] of Object.entries(backends)) {
+    it(`${name} store: stores once with its checksum; two caches on one machine download it once and verify it`, async () => {
+      const store = new CountingStore(open());
+      const sha256 = await fileSha256(built);
+      expect(await store.list()).to.deep.equal([]);
+      expect(await store.facts(label)).to.equal(null);
+      await store.put(label, built, { sha256, dropId: 'drop-1' });
+      const bytes = (await store.list())[0]?.bytes;
+      expect(await store.list()).to.deep.equal([{ label, builtAtEpoch: Number(label.split('__')[0]), releaseMonth: '2022-03', bytes }]);
+      expect(await store.facts(label)).to.deep.equal({ sha256, dropId: 'drop-1' });
+      expect(await rejection(store.put(label, built, { sha256, dropId: 'drop-1' }))).to.deep.equal({ code: 'VERSION_INVALID', message: `version ${label} is stored already` });
+
+      const cacheDir = path.join(dir, `cache-${name}`);
+      const [a, b] = [new VersionCache(cacheDir, store, log), new VersionCache(cacheDir, store, log)];
+      const paths = await Promise.all([a.ensure(label), b.ensure(label), a.ensure(label)]);
+      expect(paths).to.deep.equal(Array(3).fill(path.join(cacheDir, `${label}.duckdb`)));
+      expect(store.downloads).to.equal(1);
+      expect(await fileSha256(paths[0]!)).to.equal(sha256);
+      expect(await readdir(cacheDir)).to.deep.equal([`${label}.duckdb`]);
+
+      // Pruning keeps what is named, and what was used within the grace period.
+      expect(await a.prune([], 60_000)).to.deep.equal([]);
+      expect(await a.prune([label], 0)).to.deep.equal([]);
+      expect(await a.prune([], 0)).to.deep.equal([label]);
+      expect(await readdir(cacheDir)).to.deep.equal([]);
+
+      await store.remove(label);
+      expect(await store.list()).to.deep.equal([]);
+      expect(await rejection(a.ensure(label))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: `version ${label} is not stored` });
+      await store.close();
+    });
+  }
+
+  it('a download whose sha256 does not match the store\'s is refused and leaves nothing in the cache', async () => {
+    const storeDir = path.join(dir, 'corrupt-store');
+    const store = new DirectoryVersionStore(storeDir);
+    await store.put(label, built, { sha256: await fileSha256(built), dropId: 'd' });
+    await appendFile(path.join(storeDir, `${label}.duckdb`), 'x'); // damaged in the store after upload
+    const cacheDir = path.join(dir, 'corrupt-cache');
+    expect(await rejection(new VersionCache(cacheDir, store, log).ensure(label))).to.deep.equal({
+      code: 'VERSION_INVALID', message: `version ${label}: the downloaded file's sha256 does not match the store's`,
+    });
+    expect(await readdir(cacheDir)).to.deep.equal([]);
+  });
+
+  it('a download lock left by a dead process is taken over', async () => {
+    const storeDir = path.join(dir, 'lock-store');
+    const store = new DirectoryVersionStore(storeDir);
+    await store.put(label, built, { sha256: await fileSha256(built), dropId: 'd' });
+    const cacheDir = path.join(dir, 'lock-cache');
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!; // exited: its pid names no live process
+    await mkdir(cacheDir, { recursive: true });
+    await writeFile(path.join(cacheDir, `.${label}.download-lock`), String(dead));
+    expect(await new VersionCache(cacheDir, store, log).ensure(label)).to.equal(path.join(cacheDir, `${label}.duckdb`));
+    expect(await readdir(cacheDir)).to.deep.equal([`${label}.duckdb`]);
+  });
+
+  it('a directory store lists no version whose checksum was not written (an upload cut short)', async () => {
+    const storeDir = path.join(dir, 'partial-store');
+    const store = new DirectoryVersionStore(storeDir);
+    await store.put(label, built, { sha256: 'x', dropId: 'd' });
+    await writeFile(path.join(storeDir, '1__2022_01.duckdb'), 'half');
+    expect((await store.list()).map((v) => v.label)).to.deep.equal([label]);
+  });
+
+  it('the Redis pointer moves only from the label the caller saw, and announces each move', async () => {
+    const pointer = new RedisVersionPointer(redis, `${prefix}-p`);
+    let heard = 0;
+    const stop = await pointer.watch(() => heard++, log);
+    heard = 0; // the subscription's own ready call
+    expect(await pointer.read()).to.equal(null);
+    expect(await pointer.swap(null, '100__2022_01')).to.equal(true);
+    expect(await pointer.swap(null, '200__2022_02')).to.equal(false);
+    expect(await pointer.swap('100__2022_01', '200__2022_02')).to.equal(true);
+    expect(await pointer.read()).to.equal('200__2022_02');
+    const deadline = Date.now() + 2000;
+    while (heard < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(heard).to.equal(2);
+    expect(await rejection(pointer.swap('200__2022_02', 'nope'))).to.deep.equal({ code: 'VERSION_INVALID', message: 'not a version label: "nope"' });
+    stop();
+  });
+
+  it('the publish lock lets one holder in at a time', async () => {
+    const lock = new PublishLock(redis, `${prefix}-l`, { ttlMs: 1000, retryMs: 10 });
+    const events: string[] = [];
+    await Promise.all([1, 2, 3].map((n) => lock.using(async () => {
+      events.push(`in ${n}`);
+      await new Promise((r) => setTimeout(r, 50));
+      events.push(`out ${n}`);
+    })));
+    for (let i = 0; i < events.length; i += 2) expect(events[i + 1]).to.equal(events[i]!.replace('in', 'out'));
+  });
+
+  it('two workers loading at once both publish, the last from the first\'s version (carry-forward from the latest published); rollback moves the pointer', async () => {
+    const store = new DirectoryVersionStore(path.join(dir, 'publish-store'));
+    const pointer = new RedisVersionPointer(redis, `${prefix}-w`);
+    const lock = new PublishLock(redis, `${prefix}-w`);
+    const worker = (name: string): SharedVersions => ({ store, pointer, lock, cache: new VersionCache(path.join(dir, name), store, log), cacheGraceMs: 0 });
+    // Each drop delivers a different week: the version published last must hold both.
+    await writeDemoDrop(path.join(dir, 'drop-a'), { ...DEMO_DEFAULTS, weeks: ['2022-03-07'] });
+    await writeDemoDrop(path.join(dir, 'drop-b'), { ...DEMO_DEFAULTS, weeks: ['2022-03-14'] });
+    const settings = buildSettingsOf(testConfig(path.join(dir, 'w')));
+    const [a, b] = await Promise.all([
+      loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-a')], month: '2022-03', settings, retain: 5 }, worker('worker-a')),
+      loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-b')], month: '2022-03', settings, retain: 5 }, worker('worker-b')),
+    ]);
+    const [older, newer] = [a, b].sort((x, y) => x.label.localeCompare(y.label));
+    expect((await store.list()).map((v) => v.label)).to.deep.equal([older!.label, newer!.label]);
+    expect(await pointer.read()).to.equal(newer!.label);
+    const cacheDir = path.join(dir, newer === a ? 'worker-a' : 'worker-b');
+    const summary = (await listVersions(cacheDir, '256MB')).find((v) => v.label === newer!.label)!;
+    expect([summary.first_week, summary.last_week, summary.weeks_covered]).to.deep.equal(['2022-03-07', '2022-03-14', 2]);
+
+    expect(await rollbackShared({ store, pointer, lock }, { previous: true })).to.deep.equal({ from: newer!.label, to: older!.label });
+    expect(await pointer.read()).to.equal(older!.label);
+    expect(await rejection(rollbackShared({ store, pointer, lock }, { label: '1__2020_01' }))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: 'no retained version "1__2020_01"' });
+  });
+});
