@@ -76,7 +76,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       const refuse = async (): Promise<void> => {
         // A retained file of an older layout would pass the check but the API could not open it.
         const known = (await options.catalog.list()).find((v) => v.label === label);
-        if (known && !known.servable) throw new AppError(ErrorCodes.VERSION_INVALID, 'not servable');
+        if (known?.servable === false) throw new AppError(ErrorCodes.VERSION_INVALID, 'not servable');
       };
       // One rollback at a time in this process: two operators clicking at once get one after the other.
       const run = rollingBack.then(refuse).then(() => options.rollback(label));

@@ -19,9 +19,13 @@ import { RedisVersionPointer } from '../../shared/redis-version-pointer.ts';
 import { S3VersionStore } from '../../shared/s3-version-store.ts';
 import { VersionCache } from '../../shared/version-cache.ts';
 import type { StoredFacts, VersionFileStore } from '../../shared/version-file-store.ts';
+import { startServer } from '../../api/server.ts';
+import { VersionCatalog } from '../../api/version-catalog.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
 import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 
 const log = createLogger('silent', 'test');
 
@@ -200,5 +204,85 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
     expect(await rollbackShared({ store, pointer, lock }, { previous: true })).to.deep.equal({ from: newer!.label, to: older!.label });
     expect(await pointer.read()).to.equal(older!.label);
     expect(await rejection(rollbackShared({ store, pointer, lock }, { label: '1__2020_01' }))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: 'no retained version "1__2020_01"' });
+  });
+
+  it('a web process with a store lists the store\'s versions (facts from its cached files, else null) and fetches a pinned version it has no copy of', async () => {
+    const storeDir = path.join(dir, 'catalog-store');
+    const store = new CountingStore(new DirectoryVersionStore(storeDir));
+    const pointer = new RedisVersionPointer(redis, `${prefix}-c`);
+    const lock = new PublishLock(redis, `${prefix}-c`);
+    await writeDemoDrop(path.join(dir, 'drop-c1'), { ...DEMO_DEFAULTS, weeks: ['2022-03-07'] });
+    await writeDemoDrop(path.join(dir, 'drop-c2'), { ...DEMO_DEFAULTS, weeks: ['2022-03-14'] });
+    const settings = buildSettingsOf(testConfig(path.join(dir, 'c')));
+    const worker: SharedVersions = { store, pointer, lock, cache: new VersionCache(path.join(dir, 'catalog-worker'), store, log), cacheGraceMs: 0 };
+    const older = (await loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-c1')], month: '2022-03', settings, retain: 5 }, worker)).label;
+    const newer = (await loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-c2')], month: '2022-03', settings, retain: 5 }, worker)).label;
+    // What one machine holding every version would list: the directory store holds the files under their own names.
+    const oneMachine = await new VersionCatalog(storeDir).list();
+    expect(oneMachine.map((v) => [v.label, v.servable, v.weeks_covered, v.first_week, v.last_week])).to.deep.equal([
+      [older, true, 1, '2022-03-07', '2022-03-07'], [newer, true, 2, '2022-03-07', '2022-03-14'],
+    ]);
+    const full = (label: string) => ({ ...oneMachine.find((v) => v.label === label)!, current: label === newer });
+    const labelOnly = (label: string) => ({
+      label, release_month: '2022-03', built_at: null, schema_version: null, servable: null, core_rows: null, weekly_rows: null,
+      weeks_covered: null, first_week: null, last_week: null, current: label === newer,
+    });
+
+    const cacheDir = path.join(dir, 'catalog-api');
+    const server = await startServer(testConfig(cacheDir), log, { shared: { store, pointer, lock, cache: new VersionCache(cacheDir, store, log) } });
+    try {
+      await eventually(async () => expect(server.store.current?.label).to.equal(newer));
+      const fields = 'label release_month built_at schema_version servable core_rows weekly_rows weeks_covered first_week last_week current';
+      const versions = () => postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` });
+      const status = async () => {
+        const res = await fetch(`${server.url}/v1/status`, { headers: { apikey: TEST_KEY } });
+        const body = await res.json() as { current: string | null; versions: unknown };
+        return { status: res.status, current: body.current, versions: body.versions };
+      };
+
+      // Only the current version is on this machine: the other is listed, with what its label says.
+      expect(await readdir(cacheDir)).to.deep.equal([`${newer}.duckdb`]);
+      let res = await versions();
+      expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
+        data: { dataset_versions: [labelOnly(older), full(newer)] }, extensions: { row_count: 2, version_date: newer },
+      } });
+      expect(await status()).to.deep.equal({ status: 200, current: newer, versions: [labelOnly(older), full(newer)] });
+
+      // Pinned requests for the version not on this machine: downloaded once (three requests at once), verified, then answered.
+      const downloads = store.downloads;
+      const pinned = await Promise.all([1, 2, 3].map(() => postGraphql(server.url, { query: '{ dataset_versions { label current } }' }, { 'x-placedata-version': older })));
+      for (const p of pinned) {
+        expect({ status: p.status, body: p.body }).to.deep.equal({ status: 200, body: {
+          data: { dataset_versions: [{ label: older, current: false }, { label: newer, current: true }] }, extensions: { row_count: 2, version_date: older },
+        } });
+      }
+      expect(store.downloads - downloads).to.equal(1);
+      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`].sort());
+      expect(await fileSha256(path.join(cacheDir, `${older}.duckdb`))).to.equal((await store.facts(older))!.sha256);
+      // Now this machine has both files: it lists what one machine would.
+      res = await versions();
+      expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
+        data: { dataset_versions: [full(older), full(newer)] }, extensions: { row_count: 2, version_date: newer },
+      } });
+      expect(await status()).to.deep.equal({ status: 200, current: newer, versions: [full(older), full(newer)] });
+
+      // A stored version whose download fails its checksum: listed, but refused with a clear code, and nothing is cached.
+      const broken = `${Number(newer.split('__')[0]) + 100}__2022_03`;
+      await store.put(broken, path.join(storeDir, `${newer}.duckdb`), { sha256: '0'.repeat(64), dropId: 'broken' });
+      const refused = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': broken });
+      expect({ status: refused.status, retry: refused.headers.get('retry-after'), body: refused.body }).to.deep.equal({ status: 503, retry: '5', body: {
+        errors: [{ message: `Dataset version "${broken}" is in the version store but could not be fetched to this machine; try again later`, extensions: { code: 'UNAVAILABLE' } }],
+      } });
+      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`].sort());
+      res = await versions();
+      expect(res.body.data.dataset_versions).to.deep.equal([full(older), full(newer), { ...labelOnly(broken), current: false }]);
+      // A label the store does not hold.
+      const missing = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': '1__2020_01' });
+      expect({ status: missing.status, body: missing.body }).to.deep.equal({ status: 404, body: {
+        errors: [{ message: 'Dataset version "1__2020_01" is not retained (see dataset_versions)', extensions: { code: 'VERSION_NOT_FOUND' } }],
+      } });
+    } finally {
+      await server.close();
+    }
   });
 });
