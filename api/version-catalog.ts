@@ -1,12 +1,14 @@
 import { access } from 'node:fs/promises';
-import { openReadOnly } from '../shared/duckdb-open.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import type { VersionFileStore } from '../shared/version-file-store.ts';
 import { listVersionFiles, versionFilePath } from '../shared/version-files.ts';
-import { READABLE_SCHEMAS, TABLES } from '../shared/version-schema.ts';
+import { readVersionInfo, type VersionInfo } from '../shared/version-info.ts';
+import { READABLE_SCHEMAS } from '../shared/version-schema.ts';
 
 /**
- * What `dataset_versions` says of one retained version file. With a version store, a version this
- * machine has not downloaded has only its label's facts: the others (read from the file) are null.
+ * What `dataset_versions` says of one retained version file. With a version store, the facts
+ * come from those the store recorded at publish, else from this machine's cached copy; a version
+ * stored by an older release and not downloaded here has only its label's facts, the rest null.
  */
 export interface DatasetVersion {
   readonly label: string;
@@ -23,6 +25,11 @@ export interface DatasetVersion {
 }
 
 type Info = Omit<DatasetVersion, 'label'>;
+
+function withServable(info: VersionInfo): Info {
+  const { release_month, built_at, schema_version, ...rest } = info;
+  return { release_month, built_at, schema_version, servable: READABLE_SCHEMAS.includes(schema_version), ...rest };
+}
 
 /** A stored version whose file is not on this machine: what its label says, the rest unknown. */
 function labelOnly(label: string, releaseMonth: string): DatasetVersion {
@@ -42,6 +49,8 @@ export class VersionCatalog {
   readonly #memoryLimit: string;
   readonly #store: VersionFileStore | null;
   readonly #known = new Map<string, Promise<Info | null>>();
+  /** Stored versions whose store holds no facts (stored by an older release): read from the cached file. */
+  readonly #notRecorded = new Set<string>();
 
   /**
    * `memoryLimit` of the brief read-only opens: they read one row, so little is needed. With a
@@ -61,7 +70,13 @@ export class VersionCatalog {
 
   /** Every retained version whose facts can be read, oldest build first. */
   async list(): Promise<DatasetVersion[]> {
-    if (this.#store) return this.#listStored(this.#store);
+    if (this.#store) {
+      return this.#listStored(this.#store).catch((err: unknown) => {
+        // The store did not answer (its message may hold an address): a stable code, no internals.
+        void err;
+        throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
+      });
+    }
     const files = await listVersionFiles(this.#dataDir);
     const labels = new Set(files.map((f) => f.label));
     for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
@@ -76,18 +91,25 @@ export class VersionCatalog {
   }
 
   /**
-   * The store's versions (every machine lists the same ones), with the facts of the file where
-   * this machine has it cached. The store is listed on every call, so a version deleted by
-   * retention drops out at once; a failed read of a cached file (one being pruned) is not kept,
+   * The store's versions (every machine lists the same ones), with the facts the store recorded,
+   * else those of the file where this machine has it cached. The store is listed on every call,
+   * so a version deleted by retention drops out at once; its recorded facts are asked once per
+   * version (they never change); a failed read of a cached file (one being pruned) is not kept,
    * so the facts appear once the file is back.
    */
   async #listStored(store: VersionFileStore): Promise<DatasetVersion[]> {
     const stored = await store.list();
     const labels = new Set(stored.map((v) => v.label));
     for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
+    for (const label of this.#notRecorded) if (!labels.has(label)) this.#notRecorded.delete(label);
     const out: DatasetVersion[] = [];
     for (const v of stored) {
       let info = this.#known.get(v.label);
+      if (!info && !this.#notRecorded.has(v.label)) {
+        const recorded = (await store.facts(v.label))?.info;
+        if (recorded) this.#known.set(v.label, (info = Promise.resolve(withServable(recorded))));
+        else this.#notRecorded.add(v.label);
+      }
       if (!info) {
         const file = versionFilePath(this.#dataDir, v.label);
         if (await access(file).then(() => true, () => false)) {
@@ -107,24 +129,7 @@ export class VersionCatalog {
 
   async #read(file: string): Promise<Info | null> {
     try {
-      const db = await openReadOnly(file, { memoryLimit: this.#memoryLimit, threads: 1 });
-      try {
-        const conn = await db.connect();
-        try {
-          const row = (await conn.runAndReadAll(`SELECT release_month, built_at, schema_version, core_rows, weekly_rows, weeks_covered,
-            strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
-          return {
-            release_month: String(row['release_month']), built_at: String(row['built_at']), schema_version: Number(row['schema_version']),
-            servable: READABLE_SCHEMAS.includes(Number(row['schema_version'])), core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']),
-            weeks_covered: Number(row['weeks_covered']), first_week: row['first_week'] === null ? null : String(row['first_week']),
-            last_week: row['last_week'] === null ? null : String(row['last_week']),
-          };
-        } finally {
-          conn.closeSync();
-        }
-      } finally {
-        db.closeSync();
-      }
+      return withServable(await readVersionInfo(file, this.#memoryLimit));
     } catch {
       // Not a readable version (a file being removed, or no version_info): not listed.
       return null;
