@@ -300,4 +300,16 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
       await server.close();
     }
   });
+
+  it('with a store that does not answer, the version listing fails with UNAVAILABLE and no internals', async () => {
+    const store = new S3VersionStore({ bucket: 'versions', prefix: 'x', endpoint: 'http://127.0.0.1:1', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    try {
+      expect(await rejection(new VersionCatalog(path.join(dir, 'unanswered-cache'), '64MB', store).list())).to.deep.equal({
+        code: 'UNAVAILABLE', message: 'The version store does not answer; try again later',
+      });
+    } finally {
+      await store.close();
+    }
+  });
 });
+
