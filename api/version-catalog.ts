@@ -1,3 +1,4 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
 import { listVersionFiles } from '../shared/version-files.ts';
 import { READABLE_SCHEMAS, TABLES } from '../shared/version-schema.ts';
@@ -15,6 +16,14 @@ export interface DatasetVersion {
   readonly weeks_covered: number;
   readonly first_week: string | null;
   readonly last_week: string | null;
+  /** Rows (POI x month) of its monthly patterns; 0 for a schema-3 file, which has none. */
+  readonly monthly_rows: number;
+  readonly months_covered: number;
+  /** The 1st of its oldest and newest month (YYYY-MM-DD); null when it has no monthly patterns. */
+  readonly first_month: string | null;
+  readonly last_month: string | null;
+  /** POIs with geometry; 0 for a schema-3 file. */
+  readonly geometry_rows: number;
 }
 
 type Info = Omit<DatasetVersion, 'label'>;
@@ -68,6 +77,7 @@ export class VersionCatalog {
             servable: READABLE_SCHEMAS.includes(Number(row['schema_version'])), core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']),
             weeks_covered: Number(row['weeks_covered']), first_week: row['first_week'] === null ? null : String(row['first_week']),
             last_week: row['last_week'] === null ? null : String(row['last_week']),
+            ...(await monthlyFacts(conn)),
           };
         } finally {
           conn.closeSync();
@@ -80,4 +90,29 @@ export class VersionCatalog {
       return null;
     }
   }
+}
+
+type MonthlyFacts = Pick<DatasetVersion, 'monthly_rows' | 'months_covered' | 'first_month' | 'last_month' | 'geometry_rows'>;
+
+/**
+ * Monthly and geometry facts, counted from the product tables themselves: version_info (whose
+ * layout schema 3 fixed) does not hold them, and adding them there would change the file layout
+ * for a figure that is cheap to count once per version. A file without the tables (schema 3)
+ * has none of either.
+ */
+async function monthlyFacts(conn: DuckDBConnection): Promise<MonthlyFacts> {
+  const tables = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables()
+    WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN ($monthly, $geometry)`, { monthly: TABLES.monthly, geometry: TABLES.geometry }))
+    .getRowObjectsJS().map((r) => String(r['table_name'])));
+  let facts: MonthlyFacts = { monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0 };
+  if (tables.has(TABLES.monthly)) {
+    const row = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n, count(DISTINCT month_start)::INTEGER AS months,
+      strftime(min(month_start), '%Y-%m-%d') AS first_month, strftime(max(month_start), '%Y-%m-%d') AS last_month FROM ${TABLES.monthly}`)).getRowObjectsJS()[0]!;
+    facts = { ...facts, monthly_rows: Number(row['n']), months_covered: Number(row['months']),
+      first_month: row['first_month'] === null ? null : String(row['first_month']), last_month: row['last_month'] === null ? null : String(row['last_month']) };
+  }
+  if (tables.has(TABLES.geometry)) {
+    facts = { ...facts, geometry_rows: Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${TABLES.geometry}`)).getRowObjectsJS()[0]!['n']) };
+  }
+  return facts;
 }

@@ -47,6 +47,8 @@ export interface DatasetVersion {
   readonly label: string; readonly release_month: string; readonly built_at: string; readonly schema_version: number;
   readonly servable: boolean; readonly core_rows: number; readonly weekly_rows: number; readonly weeks_covered: number;
   readonly first_week: string | null; readonly last_week: string | null; readonly current: boolean;
+  readonly monthly_rows: number; readonly months_covered: number; readonly first_month: string | null; readonly last_month: string | null;
+  readonly geometry_rows: number;
 }
 
 export interface LoadJob {
