@@ -2,12 +2,18 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { TABLES } from '../shared/version-schema.ts';
 
-/** What a bulk export can pull: a product table, all its delivered columns. */
+/**
+ * What a bulk export can pull: a product table, all its delivered columns. A product with a
+ * period exports one period (a week or a month) per request; its period column is derived at
+ * ingest, not delivered, so it is not exported.
+ */
 export const EXPORT_PRODUCTS = {
-  /** One row per (POI, week); the week is a parameter. `week_start` is derived at ingest, not delivered. */
-  weekly_patterns: { table: TABLES.weekly, derived: ['week_start'], weekly: true },
+  /** One row per (POI, week); the week (its Monday, `week_start`) is a parameter. */
+  weekly_patterns: { table: TABLES.weekly, derived: ['week_start'], period: 'week', periodColumn: 'week_start' },
+  /** One row per (POI, month); the month (its 1st, `month_start`) is a parameter. Schema 4 on. */
+  monthly_patterns: { table: TABLES.monthly, derived: ['month_start'], period: 'month', periodColumn: 'month_start' },
   /** One row per POI. */
-  core: { table: TABLES.core, derived: [], weekly: false },
+  core: { table: TABLES.core, derived: [], period: null, periodColumn: null },
 } as const;
 
 export type ExportProduct = keyof typeof EXPORT_PRODUCTS;
@@ -19,9 +25,9 @@ export interface ExportColumn {
   readonly type: string;
 }
 
-/** What rows to export: the week (its Monday) of a weekly product, and optionally one region. */
+/** What rows to export: the period (a week's Monday, a month's 1st) of a product that has one, and optionally one region. */
 export interface ExportFilter {
-  readonly week: string | null;
+  readonly period: string | null;
   readonly region: string | null;
 }
 
@@ -77,16 +83,16 @@ function csvColumnSql(column: ExportColumn): string {
  * (delivery order), which needs no sort and so no memory beyond a chunk.
  */
 export function exportSql(product: ExportProduct, columns: readonly ExportColumn[], format: ExportFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
-  const { table, weekly } = EXPORT_PRODUCTS[product];
+  const { table, period, periodColumn } = EXPORT_PRODUCTS[product];
   const line = format === 'csv'
     ? `concat(${columns.map(csvColumnSql).join(`, ',', `)})`
     : `CAST(json_object(${columns.map((c) => `${quoteLiteral(c.name)}, ${quoteIdent(c.name)}`).join(', ')}) AS VARCHAR)`;
   const where: string[] = [];
   const params: Record<string, string> = {};
-  if (weekly) {
-    if (filter.week === null) throw new Error('a weekly export needs its week');
-    where.push('week_start = CAST($week AS DATE)');
-    params['week'] = filter.week;
+  if (periodColumn !== null) {
+    if (filter.period === null) throw new Error(`a ${product} export needs its ${period}`);
+    where.push(`${periodColumn} = CAST($period AS DATE)`);
+    params['period'] = filter.period;
   }
   if (filter.region !== null) {
     where.push('region = $region');

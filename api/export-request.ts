@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
+import { monthOfDateArg } from '../shared/months.ts';
 import { weekOfDateArg } from '../shared/weeks.ts';
 import { sendError } from './error-body.ts';
 import { EXPORT_PRODUCTS, type ExportFormat, type ExportProduct } from './export-query.ts';
@@ -8,8 +9,11 @@ import { EXPORT_PRODUCTS, type ExportFormat, type ExportProduct } from './export
 export interface ExportRequest {
   readonly product: ExportProduct;
   readonly format: ExportFormat;
-  /** The week (its Monday) selected by `date`; null: the newest week of the version (weekly only). */
-  readonly week: string | null;
+  /**
+   * The period selected by `date`: the week (its Monday) for weekly patterns, the month (its 1st)
+   * for monthly patterns; null: the newest of the version (always null for core).
+   */
+  readonly period: string | null;
   readonly region: string | null;
 }
 
@@ -41,24 +45,24 @@ function single(query: Record<string, unknown>, name: string): string | null {
  */
 export function parseExportRequest(productName: string, query: Record<string, unknown>): ExportRequest {
   if (!Object.hasOwn(EXPORT_PRODUCTS, productName)) {
-    throw new AppError(ErrorCodes.NOT_FOUND, `No export named ${shown(productName)}: GET /v1/export/weekly_patterns or /v1/export/core`);
+    throw new AppError(ErrorCodes.NOT_FOUND, `No export named ${shown(productName)}: GET /v1/export/weekly_patterns, /v1/export/monthly_patterns or /v1/export/core`);
   }
   const product = productName as ExportProduct;
-  const weekly = EXPORT_PRODUCTS[product].weekly;
-  const allowed = weekly ? ['date', 'region', 'format'] : ['region', 'format'];
+  const { period } = EXPORT_PRODUCTS[product];
+  const allowed = period ? ['date', 'region', 'format'] : ['region', 'format'];
   for (const name of Object.keys(query)) {
     // A misspelt filter (`regoin=MA`) must not silently export everything.
     if (!allowed.includes(name)) throw badRequest(`Unknown parameter ${shown(name)}: /v1/export/${product} takes ${allowed.join(', ')}`);
   }
   const formatText = single(query, 'format') ?? 'csv';
   if (!FORMATS.includes(formatText as ExportFormat)) throw badRequest(`format must be csv or ndjson; got ${shown(formatText)}`);
-  const date = weekly ? single(query, 'date') : null;
-  const week = date === null ? null : weekOfDateArg(date);
+  const date = period ? single(query, 'date') : null;
+  const selected = date === null ? null : period === 'month' ? monthOfDateArg(date) : weekOfDateArg(date);
   const region = single(query, 'region');
   if (region !== null && (region.length === 0 || region.length > MAX_REGION_LENGTH)) {
     throw new AppError(ErrorCodes.BAD_FILTER, `region must be 1 to ${MAX_REGION_LENGTH} characters`);
   }
-  return { product, format: formatText as ExportFormat, week, region };
+  return { product, format: formatText as ExportFormat, period: selected, region };
 }
 
 const STATUS: Partial<Record<string, number>> = { [ErrorCodes.NOT_FOUND]: 404 };

@@ -3,15 +3,30 @@ import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { sendError } from './error-body.ts';
-import { csvField, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
+import { csvField, EXPORT_PRODUCTS, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
 import { exportRequestOf, type ExportRequest } from './export-request.ts';
 import { streamLines, type StreamResult } from './export-stream.ts';
 import type { KeyRateLimiter } from './key-rate-limiter.ts';
 import { chargeRequests } from './rate-limit.ts';
+import type { ServedVersion } from './served-version.ts';
 import { leaseOf, VERSION_HEADER } from './take-lease.ts';
 
 /** The response header naming the week (its Monday) a weekly export holds. */
 export const WEEK_HEADER = 'x-placedata-week';
+/** The response header naming the month (its 1st) a monthly export holds. */
+export const MONTH_HEADER = 'x-placedata-month';
+
+/** Per kind of period: its response header, how the leased version answers for it, and the refusal when it does not hold it. */
+const PERIODS = {
+  week: {
+    header: WEEK_HEADER, code: ErrorCodes.WEEK_NOT_FOUND, product: 'weekly', plural: 'weeks', namedBy: 'weeks named by their Monday',
+    latest: (v: ServedVersion) => v.latestWeek, has: (v: ServedVersion, p: string) => v.hasWeek(p), held: (v: ServedVersion) => v.weeks,
+  },
+  month: {
+    header: MONTH_HEADER, code: ErrorCodes.MONTH_NOT_FOUND, product: 'monthly', plural: 'months', namedBy: 'months named by their 1st',
+    latest: (v: ServedVersion) => v.latestMonth, has: (v: ServedVersion, p: string) => v.hasMonth(p), held: (v: ServedVersion) => v.months,
+  },
+} as const;
 
 const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   csv: 'text/csv; charset=utf-8; header=present',
@@ -45,14 +60,14 @@ export function exportCharge(limiter: KeyRateLimiter, cost: number) {
     (c, points, windowSeconds) => `An export costs ${c} points; the rate limit allows ${points} per ${windowSeconds} s`);
 }
 
-function fileName(request: ExportRequest, week: string | null): string {
-  const parts: string[] = [request.product, ...(week ? [week] : []), ...(request.region ? [request.region.replace(/[^A-Za-z0-9-]/g, '_').slice(0, 40)] : [])];
+function fileName(request: ExportRequest, period: string | null): string {
+  const parts: string[] = [request.product, ...(period ? [period] : []), ...(request.region ? [request.region.replace(/[^A-Za-z0-9-]/g, '_').slice(0, 40)] : [])];
   return `${parts.join('_')}.${request.format}`;
 }
 
 /**
- * Streams the export (after exportRequest, the slot, the charge and takeLease). The week is
- * checked against the leased version (404 WEEK_NOT_FOUND), then the rows stream from a DuckDB
+ * Streams the export (after exportRequest, the slot, the charge and takeLease). The week or
+ * month is checked against the leased version (404 WEEK_NOT_FOUND, MONTH_NOT_FOUND), then the rows stream from a DuckDB
  * connection of the export's own (ServedVersion.connectApart) in chunks, with backpressure.
  *
  * The version stays open until that connection is closed: the export retains it itself, since
@@ -67,18 +82,20 @@ export function exportRoute(log: Logger, stallMs: number) {
   return async (req: Request, res: Response): Promise<void> => {
     const request = exportRequestOf(res);
     const version = leaseOf(res).version;
-    const week = request.week ?? (request.product === 'weekly_patterns' ? version.latestWeek : null);
-    if (request.product === 'weekly_patterns' && (week === null || !version.hasWeek(week))) {
-      const { weeks } = version;
-      const held = weeks.length ? `it holds ${weeks.length} week${weeks.length === 1 ? '' : 's'}, from ${weeks[0]} to ${weeks.at(-1)}` : 'it holds none';
-      return sendError(res, 404, ErrorCodes.WEEK_NOT_FOUND,
-        `Dataset version ${version.label} has no weekly patterns for the week of ${week ?? '(newest)'}: ${held} (weeks named by their Monday)`);
+    const kind = EXPORT_PRODUCTS[request.product].period;
+    const rule = kind === null ? null : PERIODS[kind];
+    const period = rule === null ? null : request.period ?? rule.latest(version);
+    if (rule !== null && (period === null || !rule.has(version, period))) {
+      const all = rule.held(version);
+      const held = all.length ? `it holds ${all.length} ${all.length === 1 ? kind : rule.plural}, from ${all[0]} to ${all.at(-1)}` : 'it holds none';
+      return sendError(res, 404, rule.code,
+        `Dataset version ${version.label} has no ${rule.product} patterns for the ${kind} of ${period ?? '(newest)'}: ${held} (${rule.namedBy})`);
     }
     const headers: Record<string, string> = {
       'Content-Type': CONTENT_TYPES[request.format],
-      'Content-Disposition': `attachment; filename="${fileName(request, week)}"`,
+      'Content-Disposition': `attachment; filename="${fileName(request, period)}"`,
       [VERSION_HEADER]: version.label,
-      ...(week ? { [WEEK_HEADER]: week } : {}),
+      ...(rule && period ? { [rule.header]: period } : {}),
       'X-Content-Type-Options': 'nosniff',
     };
     if (req.method === 'HEAD') {
@@ -97,7 +114,7 @@ export function exportRoute(log: Logger, stallMs: number) {
     try {
       conn = await version.connectApart();
       const columns = await exportColumns(conn, request.product);
-      const { sql, params } = exportSql(request.product, columns, request.format, { week, region: request.region });
+      const { sql, params } = exportSql(request.product, columns, request.format, { period, region: request.region });
       const stream = await conn.stream(sql, params);
       result = await streamLines(stream, res, TERMINATORS[request.format], stallMs, () => {
         res.status(200).set(headers);

@@ -29,6 +29,7 @@ export class ServedVersion {
   /** Whether the file has geometry and monthly documents to read (`serve_more`, schema 4 on). */
   readonly hasGeometry: boolean;
   readonly #monthColumns: ReadonlySet<string>;
+  readonly #months: readonly string[];
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
@@ -49,6 +50,7 @@ export class ServedVersion {
     this.hasGeometry = more.present;
     this.#monthColumns = new Set(more.months.map(monthColumn));
     this.latestMonth = more.months.at(-1) ?? null;
+    this.#months = more.months;
     this.coreColumns = coreColumns;
     this.#weekColumns = weekColumns;
     this.#weeks = [...weekColumns].filter((c) => c.startsWith('w')).map((c) => `${c.slice(1, 5)}-${c.slice(5, 7)}-${c.slice(7, 9)}`).sort();
@@ -105,6 +107,11 @@ export class ServedVersion {
   /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
   get weeks(): readonly string[] {
     return this.#weeks;
+  }
+
+  /** The months (1sts, YYYY-MM-01) of monthly patterns this version holds, oldest first. */
+  get months(): readonly string[] {
+    return this.#months;
   }
 
   /** The documents of a look-up, fetched together with concurrent requests' look-ups on this version. */

@@ -22,6 +22,14 @@ export interface DatasetVersion {
   readonly weeks_covered: number | null;
   readonly first_week: string | null;
   readonly last_week: string | null;
+  /** Rows (POI x month) of its monthly patterns; 0 for a schema-3 file, which has none. */
+  readonly monthly_rows: number | null;
+  readonly months_covered: number | null;
+  /** The 1st of its oldest and newest month (YYYY-MM-DD); null when it has no monthly patterns. */
+  readonly first_month: string | null;
+  readonly last_month: string | null;
+  /** POIs with geometry; 0 for a schema-3 file. */
+  readonly geometry_rows: number | null;
 }
 
 type Info = Omit<DatasetVersion, 'label'>;
@@ -35,7 +43,7 @@ function withServable(info: VersionInfo): Info {
 function labelOnly(label: string, releaseMonth: string): DatasetVersion {
   return {
     label, release_month: releaseMonth, built_at: null, schema_version: null, servable: null, core_rows: null, weekly_rows: null,
-    weeks_covered: null, first_week: null, last_week: null,
+    weeks_covered: null, first_week: null, last_week: null, monthly_rows: null, months_covered: null, first_month: null, last_month: null, geometry_rows: null,
   };
 }
 

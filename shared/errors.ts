@@ -34,6 +34,8 @@ export const ErrorCodes = {
   VERSION_NOT_FOUND: 'VERSION_NOT_FOUND',
   /** A bulk export asked for a week the version holds no weekly patterns for. */
   WEEK_NOT_FOUND: 'WEEK_NOT_FOUND',
+  /** A bulk export asked for a month the version holds no monthly patterns for. */
+  MONTH_NOT_FOUND: 'MONTH_NOT_FOUND',
   /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
   EXPORTS_BUSY: 'EXPORTS_BUSY',
   VERSION_INVALID: 'VERSION_INVALID',

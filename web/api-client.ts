@@ -48,6 +48,8 @@ export interface DatasetVersion {
   // null: a stored version this machine has not downloaded (docs/api.md, Dataset versions).
   readonly servable: boolean | null; readonly core_rows: number | null; readonly weekly_rows: number | null; readonly weeks_covered: number | null;
   readonly first_week: string | null; readonly last_week: string | null; readonly current: boolean;
+  readonly monthly_rows: number | null; readonly months_covered: number | null; readonly first_month: string | null; readonly last_month: string | null;
+  readonly geometry_rows: number | null;
 }
 
 export interface LoadJob {

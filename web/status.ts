@@ -18,7 +18,7 @@ const time = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+
 
 function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTableElement {
   const operator = s.caller.role === 'operator';
-  const head = el('tr', {}, ...['Version', 'Release month', 'Built', 'POIs (core rows)', 'Weekly rows', 'Weeks covered', 'Servable', ''].map((h) => el('th', {}, h)));
+  const head = el('tr', {}, ...['Version', 'Release month', 'Built', 'POIs (core rows)', 'Weekly rows', 'Weeks covered', 'Months covered', 'Servable', ''].map((h) => el('th', {}, h)));
   const rows = [...s.versions].reverse().map((v) => {
     const action = el('td');
     if (v.current) action.append(el('strong', {}, 'current'));
@@ -28,9 +28,10 @@ function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTabl
       action.append(b);
     }
     const weeks = v.weeks_covered === null ? '-' : v.weeks_covered ? `${v.weeks_covered} (${v.first_week} to ${v.last_week})` : '0';
+    const months = v.months_covered === null ? '-' : v.months_covered ? `${v.months_covered} (${v.first_month} to ${v.last_month})` : '0';
     return el('tr', { 'data-label': v.label, class: v.current ? 'current' : '' },
       el('td', {}, el('code', {}, v.label)), el('td', {}, v.release_month), el('td', {}, time(v.built_at)),
-      el('td', { class: 'num' }, fmt(v.core_rows)), el('td', { class: 'num' }, fmt(v.weekly_rows)), el('td', {}, weeks),
+      el('td', { class: 'num' }, fmt(v.core_rows)), el('td', { class: 'num' }, fmt(v.weekly_rows)), el('td', {}, weeks), el('td', {}, months),
       el('td', {}, v.servable === null ? 'not on this machine yet' : v.servable ? 'yes' : 'no (older layout)'), action);
   });
   return el('table', { class: 'versions' }, el('thead', {}, head), el('tbody', {}, ...rows));
@@ -128,7 +129,7 @@ async function start(): Promise<void> {
     const current = s.versions.find((v) => v.current);
     const summary = el('section', { class: 'summary' }, el('h2', {}, 'In service'),
       current
-        ? el('p', {}, el('code', { class: 'current-label' }, current.label), ` release ${current.release_month}, ${fmt(current.core_rows)} POIs, ${current.weeks_covered} weeks`)
+        ? el('p', {}, el('code', { class: 'current-label' }, current.label), ` release ${current.release_month}, ${fmt(current.core_rows)} POIs, ${current.weeks_covered} weeks, ${current.months_covered} months`)
         : el('p', { class: 'error' }, 'No version is served yet.'));
     const versions = el('section', {}, el('h2', {}, `Retained versions (${s.versions.length})`), versionsTable(s, (l) => void onRollback(l)));
     if (caller.role !== 'operator') versions.append(el('p', { class: 'hint' }, 'Rollback needs an operator key (npx placedata keys create <name> --role operator).'));

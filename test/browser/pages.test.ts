@@ -178,7 +178,7 @@ describe('browser: explorer, place view and status page in headless chromium (re
     await page.waitForSelector('table.versions');
     expect(await page.$$eval('table.versions tbody tr', (rows) => rows.map((r) => r.getAttribute('data-label')))).to.deep.equal([first]);
     expect(await page.$$eval('table.versions tbody tr td', (cells) => cells.map((c) => c.textContent))).to.deep.equal([
-      first, '2022-03', (await page.textContent('table.versions tbody tr td:nth-child(3)'))!, '300', '1,138', '4 (2022-03-07 to 2022-03-28)', 'yes', 'current',
+      first, '2022-03', (await page.textContent('table.versions tbody tr td:nth-child(3)'))!, '300', '1,138', '4 (2022-03-07 to 2022-03-28)', '0', 'yes', 'current',
     ]);
     expect(await page.$$('button.rollback')).to.have.length(0);
     await page.waitForSelector('text=Rollback needs an operator key');

@@ -10,6 +10,7 @@ import { readCsv } from '../helpers/demo-fixture.ts';
 import { errorBody, getExport, parseExportCsv, parseNdjson } from '../helpers/export-client.ts';
 import { CORE_EXTRA_FIELDS, WEEKLY_EXTRA_FIELDS } from '../helpers/full-drop.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
+import { MONTHLY_HEADER, MONTHLY_ROWS_1, writeMonthlyDrop } from '../helpers/monthly-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, KEYS, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
@@ -28,6 +29,17 @@ const GEN_WEEKLY_HEADER = ['placekey', 'location_name', 'street_address', 'city'
   'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors',
   'store_note'];
 
+/**
+ * The delivered columns of the monthly patterns of the generated drop, as the export names and
+ * orders them, then those only the hand-written monthly drop delivered (carried forward with its months).
+ */
+const GEN_MONTHLY_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'date_range_start', 'date_range_end', 'raw_visit_counts',
+  'raw_visitor_counts', 'visits_by_day', 'parent_placekey', 'postal_code', 'iso_country_code', 'safegraph_brand_ids', 'brands', 'poi_cbg', 'visitor_home_cbgs',
+  'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell', 'bucketed_dwell_times',
+  'related_same_day_brand', 'related_same_month_brand', 'popularity_by_hour', 'popularity_by_day', 'device_type', 'normalized_visits_by_state_scaling',
+  'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits',
+  'normalized_visits_by_total_visitors', 'shop_note'];
+
 const GEN_CORE_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'naics_code', 'top_category',
   'sub_category', 'parent_placekey', 'safegraph_brand_ids', 'brands', 'latitude', 'longitude', 'phone_number', 'open_hours', 'category_tags', 'opened_on',
   'closed_on', 'tracking_closed_since', 'geometry_type', 'store_note'];
@@ -35,7 +47,7 @@ const GEN_CORE_HEADER = ['placekey', 'location_name', 'street_address', 'city', 
 /** Columns stored as text: their CSV field is the text itself. Every other field is JSON text. */
 const TEXT_COLUMNS = new Set(['placekey', 'location_name', 'street_address', 'city', 'region', 'date_range_start', 'date_range_end', 'parent_placekey',
   'postal_code', 'iso_country_code', 'poi_cbg', 'top_category', 'sub_category', 'phone_number', 'open_hours', 'opened_on', 'closed_on',
-  'tracking_closed_since', 'geometry_type', 'store_note']);
+  'tracking_closed_since', 'geometry_type', 'store_note', 'shop_note']);
 
 /** Every field GraphQL has for each product. */
 const WEEKLY_ALL = `placekey ${WEEKLY_FIELDS} ${WEEKLY_EXTRA_FIELDS}`;
@@ -234,7 +246,7 @@ describe('bulk export: GET /v1/export/<product>', function () {
       ['/v1/export/weekly_patterns?format=xml', {}, 400, 'BAD_REQUEST', 'format must be csv or ndjson; got "xml"'],
       ['/v1/export/weekly_patterns?regoin=MA', {}, 400, 'BAD_REQUEST', 'Unknown parameter "regoin": /v1/export/weekly_patterns takes date, region, format'],
       ['/v1/export/core?date=2022-01-03', {}, 400, 'BAD_REQUEST', 'Unknown parameter "date": /v1/export/core takes region, format'],
-      ['/v1/export/visits', {}, 404, 'NOT_FOUND', 'No export named "visits": GET /v1/export/weekly_patterns or /v1/export/core'],
+      ['/v1/export/visits', {}, 404, 'NOT_FOUND', 'No export named "visits": GET /v1/export/weekly_patterns, /v1/export/monthly_patterns or /v1/export/core'],
       ['/v1/export/weekly_patterns', { 'x-placedata-version': '123__2022_01' }, 404, 'VERSION_NOT_FOUND', 'Dataset version "123__2022_01" is not retained (see dataset_versions)'],
     ];
     for (const [url, headers, status, code, message] of cases) {
@@ -249,6 +261,134 @@ describe('bulk export: GET /v1/export/<product>', function () {
     expect([week.status, errorBody(week)]).to.deep.equal([404, { errors: [{
       message: `Dataset version ${genLabel} has no weekly patterns for the week of 2022-05-02: it holds 3 weeks, from 2022-01-03 to 2022-04-18 (weeks named by their Monday)`,
       extensions: { code: 'WEEK_NOT_FOUND' } }] }]);
+  });
+});
+
+/** Every field GraphQL has for monthly patterns, from the schema itself (`brands` as its objects). */
+async function monthlyAll(url: string): Promise<string> {
+  const res = await postGraphql(url, { query: '{ __type(name: "MonthlyPatterns") { fields { name } } }' });
+  const fields = res.body.data.__type.fields as { name: string }[];
+  return fields.map((f) => (f.name === 'brands' ? 'brands { brand_id brand_name }' : f.name)).join(' ');
+}
+
+describe('bulk export of monthly patterns: GET /v1/export/monthly_patterns', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let server: RunningServer;
+  let handLabel: string;
+  let genLabel: string;
+  let placekeys: string[];
+  let all: string;
+
+  before(async () => {
+    dir = await makeTempDir('export-monthly');
+    const config = testConfig(path.join(dir, 'data'));
+    const settings = buildSettingsOf(config);
+    // The hand-written monthly drop (2022-02 to 04 and 2024-02, a delivered column of its own), then a generated one of 2022-01 and 02.
+    handLabel = (await loadDrop({ dataDir: config.dataDir, inputs: await writeMonthlyDrop(await makeTempDir('export-monthly-hand')), month: null, settings })).label;
+    const files = await generateDrop({ pois: 3000, weeks: 1, months: 2, out: path.join(dir, 'gen'), format: 'csv.gz', seed: 13 });
+    genLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'gen')], month: '2022-01', settings })).label;
+    placekeys = [...(await readCsv(files.find((f) => path.basename(f).startsWith('core'))!)).map((r) => r['placekey']!), KEYS[0]!, KEYS[1]!, KEYS[2]!, KEYS[3]!];
+    server = await startServer(config, createLogger('silent', 'test'));
+    all = await monthlyAll(server.url);
+  });
+  after(async () => {
+    await server?.close();
+    await removeDir(dir);
+  });
+
+  it('CSV: every monthly row of the month holding date exactly once, each value what placedata_monthly_patterns returns for it', async () => {
+    const res = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-01-31&format=csv');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8; header=present');
+    expect(res.headers.get('content-disposition')).to.equal('attachment; filename="monthly_patterns_2022-01-01.csv"');
+    expect([res.headers.get('x-placedata-version'), res.headers.get('x-placedata-month'), res.headers.get('x-placedata-week')]).to.deep.equal([genLabel, '2022-01-01', null]);
+    const { header, records } = parseExportCsv(res.text);
+    expect(header).to.deep.equal(GEN_MONTHLY_HEADER);
+    const expected = (await graphqlDocs(server.url, placekeys, `placedata_monthly_patterns(date: "2022-01-01") { ${all} }`)).map((d) => asExported(d, header));
+    expect(expected.length).to.be.greaterThan(2000);
+    expect(records.map((r) => csvRecord(header, r)).sort(byPlacekey)).to.deep.equal(expected);
+  });
+
+  it('NDJSON with region: the month\'s rows of that region, keys in column order, as GraphQL returns them; a region with no rows is empty', async () => {
+    const res = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-02-01&region=MA&format=ndjson');
+    expect(res.status).to.equal(200);
+    expect(res.headers.get('content-type')).to.equal('application/x-ndjson; charset=utf-8');
+    expect(res.headers.get('content-disposition')).to.equal('attachment; filename="monthly_patterns_2022-02-01_MA.ndjson"');
+    expect(res.headers.get('x-placedata-month')).to.equal('2022-02-01');
+    const rows = parseNdjson(res.text);
+    for (const row of rows) expect(Object.keys(row)).to.deep.equal(GEN_MONTHLY_HEADER);
+    // The generated drop delivers February, so it replaces the hand-written drop's February (KEYS[0]) entirely.
+    const expected = (await graphqlDocs(server.url, placekeys, `placedata_monthly_patterns(date: "2022-02-01") { ${all} }`))
+      .filter((d) => d['region'] === 'MA').map((d) => asExported(d, GEN_MONTHLY_HEADER));
+    expect(expected.length).to.be.greaterThan(100);
+    expect(rows.sort(byPlacekey)).to.deep.equal(expected);
+    const none = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-02-01&region=ZZ');
+    expect([none.status, none.text]).to.deep.equal([200, GEN_MONTHLY_HEADER.join(',') + '\r\n']);
+  });
+
+  it('without a date: the newest month (carried forward from the version before), as placedata_monthly_patterns answers without one', async () => {
+    const latest = await getExport(server.url, '/v1/export/monthly_patterns');
+    expect([latest.status, latest.headers.get('x-placedata-month'), latest.headers.get('content-disposition')])
+      .to.deep.equal([200, '2024-02-01', 'attachment; filename="monthly_patterns_2024-02-01.csv"']);
+    expect(latest.text).to.equal((await getExport(server.url, '/v1/export/monthly_patterns?date=2024-02-29')).text);
+    const row = MONTHLY_ROWS_1[3]!;
+    const at = (name: string) => row[MONTHLY_HEADER.indexOf(name)];
+    // Only the hand-written row holds 2024-02: the generated drop's columns are empty for it, and its own column (shop_note) is last.
+    const fields = GEN_MONTHLY_HEADER.map((c) => {
+      if (!MONTHLY_HEADER.includes(c)) return '';
+      const v = at(c);
+      if (c === 'visits_by_day' || c === 'popularity_by_hour') return `"${String(v)}"`;
+      if (c === 'visitor_home_cbgs' || c === 'related_same_month_brand' || c === 'popularity_by_day') return `"${String(v).replace(/"/g, '""')}"`;
+      return typeof v === 'number' && c === 'median_dwell' ? v.toFixed(1) : String(v);
+    });
+    expect(latest.text).to.equal(`${GEN_MONTHLY_HEADER.join(',')}\r\n${fields.join(',')}\r\n`);
+    const expected = await graphqlDocs(server.url, placekeys, `placedata_monthly_patterns { ${all} }`);
+    expect(expected).to.have.length(1);
+    expect(parseExportCsv(latest.text).records.map((r) => csvRecord(GEN_MONTHLY_HEADER, r))).to.deep.equal(expected.map((d) => asExported(d, GEN_MONTHLY_HEADER)));
+  });
+
+  it('pinned with x-placedata-version: that version\'s month, named in the response', async () => {
+    const pin = { 'x-placedata-version': handLabel };
+    const res = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-03-13&format=ndjson', pin);
+    expect([res.status, res.headers.get('x-placedata-version'), res.headers.get('x-placedata-month')]).to.deep.equal([200, handLabel, '2022-03-01']);
+    const rows = parseNdjson(res.text);
+    expect(rows.map((r) => r['placekey'])).to.deep.equal([KEYS[0], KEYS[1]]); // storage (delivery) order
+    const expected = await graphqlDocs(server.url, [KEYS[0]!, KEYS[1]!, KEYS[2]!, KEYS[3]!], `placedata_monthly_patterns(date: "2022-03-13") { ${all} }`, pin);
+    expect(rows.sort(byPlacekey)).to.deep.equal(expected.map((d) => asExported(d, MONTHLY_HEADER)));
+  });
+
+  it('HEAD: the headers of the export, no rows', async () => {
+    const res = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-01-03&format=ndjson', {}, 'HEAD');
+    expect([res.status, res.text, res.headers.get('x-placedata-version'), res.headers.get('x-placedata-month')]).to.deep.equal([200, '', genLabel, '2022-01-01']);
+  });
+
+  it('refuses with a code and a message, before reading any data; a month the version does not hold is 404 MONTH_NOT_FOUND', async () => {
+    const queriesBefore = server.store.current!.queryCount;
+    const cases: [string, Record<string, string>, number, string, string][] = [
+      ['/v1/export/monthly_patterns', { apikey: 'not-a-key' }, 401, 'UNAUTHENTICATED', 'Invalid authentication credentials'],
+      ['/v1/export/monthly_patterns?date=2022-02-30', {}, 400, 'BAD_DATE', 'date must be a calendar date written YYYY-MM-DD; got "2022-02-30"'],
+      ['/v1/export/monthly_patterns?date=2022-02', {}, 400, 'BAD_DATE', 'date must be a calendar date written YYYY-MM-DD; got "2022-02"'],
+      ['/v1/export/monthly_patterns?date=2022-01-03&date=2022-02-03', {}, 400, 'BAD_REQUEST', 'date may be given once'],
+      ['/v1/export/monthly_patterns?region=', {}, 400, 'BAD_FILTER', 'region must be 1 to 200 characters'],
+      ['/v1/export/monthly_patterns?format=parquet', {}, 400, 'BAD_REQUEST', 'format must be csv or ndjson; got "parquet"'],
+      ['/v1/export/monthly_patterns?month=2022-01', {}, 400, 'BAD_REQUEST', 'Unknown parameter "month": /v1/export/monthly_patterns takes date, region, format'],
+      ['/v1/export/monthly', {}, 404, 'NOT_FOUND', 'No export named "monthly": GET /v1/export/weekly_patterns, /v1/export/monthly_patterns or /v1/export/core'],
+      ['/v1/export/monthly_patterns', { 'x-placedata-version': '123__2022_01' }, 404, 'VERSION_NOT_FOUND', 'Dataset version "123__2022_01" is not retained (see dataset_versions)'],
+    ];
+    for (const [url, headers, status, code, message] of cases) {
+      const res = await getExport(server.url, url, headers);
+      expect([url, res.status, errorBody(res)]).to.deep.equal([url, status, { errors: [{ message, extensions: { code } }] }]);
+    }
+    expect(server.store.current!.queryCount).to.equal(queriesBefore);
+    const month = await getExport(server.url, '/v1/export/monthly_patterns?date=2023-06-15');
+    expect([month.status, errorBody(month)]).to.deep.equal([404, { errors: [{
+      message: `Dataset version ${genLabel} has no monthly patterns for the month of 2023-06-01: it holds 5 months, from 2022-01-01 to 2024-02-01 (months named by their 1st)`,
+      extensions: { code: 'MONTH_NOT_FOUND' } }] }]);
+    const pinned = await getExport(server.url, '/v1/export/monthly_patterns?date=2022-01-01', { 'x-placedata-version': handLabel });
+    expect([pinned.status, errorBody(pinned)]).to.deep.equal([404, { errors: [{
+      message: `Dataset version ${handLabel} has no monthly patterns for the month of 2022-01-01: it holds 4 months, from 2022-02-01 to 2024-02-01 (months named by their 1st)`,
+      extensions: { code: 'MONTH_NOT_FOUND' } }] }]);
   });
 });
 

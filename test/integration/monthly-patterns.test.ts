@@ -73,6 +73,15 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
       .to.deep.equal([['2022-02-01', '2022-03-01', '2022-04-01', '2024-02-01'], 0, [], '2024-02', 'data']);
   });
 
+  it('dataset_versions counts its monthly rows, months (oldest and newest 1st) and POIs with geometry', async () => {
+    const fields = 'label weekly_rows weeks_covered first_week last_week monthly_rows months_covered first_month last_month geometry_rows schema_version';
+    const body = (await postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` })).body;
+    // Five monthly rows over four months (2022-02 to 04, 2024-02); geometry for K0, K1 (geometry file) and K2 (core file's columns).
+    const facts = { label: first.label, weekly_rows: 0, weeks_covered: 0, first_week: null, last_week: null,
+      monthly_rows: 5, months_covered: 4, first_month: '2022-02-01', last_month: '2024-02-01', geometry_rows: 3, schema_version: 4 };
+    expect(body).to.deep.equal({ data: { dataset_versions: [facts] }, extensions: { row_count: 1, version_date: first.label } });
+  });
+
   it('placedata_monthly_patterns(date:) returns the month holding the date, every column, under the hosted API\'s names too', async () => {
     const keys = [K0, K1, K2, K3, UNKNOWN];
     for (const field of ['placedata_monthly_patterns', 'safegraph_monthly_patterns', 'safegraph_patterns']) {
@@ -291,11 +300,11 @@ describe('monthly patterns and geometry absent from the served version', functio
       if (schema === 3) await alterVersion(file, ['DROP TABLE serve_more', 'DROP TABLE monthly_patterns', 'DROP TABLE places_geometry', 'UPDATE version_info SET schema_version = 3']);
       const server = await startServer(config, createLogger('silent', 'test'));
       servers.push(server);
-      const body = (await postGraphql(server.url, { query: `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey ${selection} } dataset_versions { schema_version servable } }`, variables: { k: [K0] } })).body;
+      const body = (await postGraphql(server.url, { query: `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey ${selection} } dataset_versions { schema_version servable monthly_rows months_covered first_month last_month geometry_rows } }`, variables: { k: [K0] } })).body;
       expect(body, `schema ${schema}`).to.deep.equal({
         data: {
           batch_lookup: [{ placekey: K0, placedata_core: { location_name: 'Old Diner' }, placedata_monthly_patterns: null, monthly_patterns: [], placedata_geometry: null, placedata_weekly_patterns: { raw_visit_counts: 28 } }],
-          dataset_versions: [{ schema_version: schema, servable: true }],
+          dataset_versions: [{ schema_version: schema, servable: true, monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0 }],
         },
         extensions: { row_count: 2, version_date: label },
       });

@@ -236,14 +236,15 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
     const full = (label: string) => ({ ...oneMachine.find((v) => v.label === label)!, current: label === newer });
     const labelOnly = (label: string) => ({
       label, release_month: '2022-03', built_at: null, schema_version: null, servable: null, core_rows: null, weekly_rows: null,
-      weeks_covered: null, first_week: null, last_week: null, current: label === newer,
+      weeks_covered: null, first_week: null, last_week: null, monthly_rows: null, months_covered: null, first_month: null, last_month: null, geometry_rows: null,
+      current: label === newer,
     });
 
     const cacheDir = path.join(dir, 'catalog-api');
     const server = await startServer(testConfig(cacheDir), log, { shared: { store, pointer, lock, cache: new VersionCache(cacheDir, store, log) } });
     try {
       await eventually(async () => expect(server.store.current?.label).to.equal(newer));
-      const fields = 'label release_month built_at schema_version servable core_rows weekly_rows weeks_covered first_week last_week current';
+      const fields = 'label release_month built_at schema_version servable core_rows weekly_rows weeks_covered first_week last_week monthly_rows months_covered first_month last_month geometry_rows current';
       const versions = () => postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` });
       const status = async () => {
         const res = await fetch(`${server.url}/v1/status`, { headers: { apikey: TEST_KEY } });

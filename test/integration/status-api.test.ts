@@ -24,7 +24,7 @@ async function getJson(url: string, key: string | null, init: RequestInit = {}):
 const rollbackTo = (url: string, key: string, body: unknown) =>
   getJson(`${url}/v1/admin/rollback`, key, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-const VERSION_FIELDS = 'label release_month built_at core_rows weekly_rows weeks_covered first_week last_week schema_version servable current';
+const VERSION_FIELDS = 'label release_month built_at core_rows weekly_rows weeks_covered first_week last_week monthly_rows months_covered first_month last_month geometry_rows schema_version servable current';
 
 describe('status and rollback endpoints: roles, versions, the load queue (real DuckDB, Redis, HTTP)', function () {
   this.timeout(60_000);
