@@ -64,10 +64,9 @@ export class ApiMetrics {
       async collect() {
         this.reset();
         const current = (await list()).find((v) => v.label === store.current?.label);
-        if (current) {
-          this.set({ product: 'core' }, current.core_rows);
-          this.set({ product: 'weekly' }, current.weekly_rows);
-        }
+        // The version in service is always cached on this machine, so its facts are known.
+        if (current?.core_rows != null) this.set({ product: 'core' }, current.core_rows);
+        if (current?.weekly_rows != null) this.set({ product: 'weekly' }, current.weekly_rows);
       },
     });
     new Gauge({
@@ -75,7 +74,7 @@ export class ApiMetrics {
       async collect() {
         this.reset();
         const current = (await list()).find((v) => v.label === store.current?.label);
-        if (current) this.set(current.weeks_covered);
+        if (current?.weeks_covered != null) this.set(current.weeks_covered);
       },
     });
     // A version file never changes: its load's figures are read once per label (the last one kept).

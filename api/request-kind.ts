@@ -18,7 +18,8 @@ export type Outcome = (typeof OUTCOMES)[number];
 
 const ROOT_FIELDS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'search', 'dataset_versions']);
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
-const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY]);
+// UNAVAILABLE: the version store did not answer (or gave a bad copy), not the caller's doing.
+const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY, ErrorCodes.UNAVAILABLE]);
 
 /** The API path a request names, or null for the rest (health, metrics, pages): those are not API requests. */
 function apiPath(req: Request): 'graphql' | 'export' | null {

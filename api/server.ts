@@ -60,7 +60,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
   const app = createApp({
-    store, catalog: new VersionCatalog(config.dataDir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    store, catalog: new VersionCatalog(config.dataDir, undefined, shared?.store ?? null), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {

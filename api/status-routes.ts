@@ -51,7 +51,14 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
     (async () => {
       const key = res.locals['key'] as KeyIdentity;
       const current = options.store.current?.label ?? null;
-      const versions = (await options.catalog.list()).map((v) => ({ ...v, current: v.label === current }));
+      let listed;
+      try {
+        listed = await options.catalog.list();
+      } catch (err) {
+        if (isAppError(err) && err.code === ErrorCodes.UNAVAILABLE) return sendError(res, 503, err.code, err.message, { 'Retry-After': '5' });
+        throw err;
+      }
+      const versions = listed.map((v) => ({ ...v, current: v.label === current }));
       let jobs: StatusBody['jobs'] = { queue: null, available: false, error: 'this web process reads no load queue', items: [] };
       if (options.jobs) {
         try {
@@ -76,7 +83,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       const refuse = async (): Promise<void> => {
         // A retained file of an older layout would pass the check but the API could not open it.
         const known = (await options.catalog.list()).find((v) => v.label === label);
-        if (known && !known.servable) throw new AppError(ErrorCodes.VERSION_INVALID, 'not servable');
+        if (known?.servable === false) throw new AppError(ErrorCodes.VERSION_INVALID, 'not servable');
       };
       // One rollback at a time in this process: two operators clicking at once get one after the other.
       const run = rollingBack.then(refuse).then(() => options.rollback(label));

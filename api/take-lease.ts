@@ -27,6 +27,7 @@ export function takeLease(store: VersionStore) {
       }, (err: unknown) => {
         if (!isAppError(err)) return next(err);
         if (err.code === ErrorCodes.NOT_READY) return sendError(res, 503, err.code, err.message, { 'Retry-After': '1' });
+        if (err.code === ErrorCodes.UNAVAILABLE) return sendError(res, 503, err.code, err.message, { 'Retry-After': '5' });
         sendError(res, 404, err.code, err.message);
       });
       return;

@@ -1,32 +1,51 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { openReadOnly } from '../shared/duckdb-open.ts';
-import { listVersionFiles } from '../shared/version-files.ts';
-import { READABLE_SCHEMAS, TABLES } from '../shared/version-schema.ts';
+import { access } from 'node:fs/promises';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+import type { VersionFileStore } from '../shared/version-file-store.ts';
+import { listVersionFiles, versionFilePath } from '../shared/version-files.ts';
+import { readVersionInfo, type VersionInfo } from '../shared/version-info.ts';
+import { READABLE_SCHEMAS } from '../shared/version-schema.ts';
 
-/** What `dataset_versions` says of one retained version file. */
+/**
+ * What `dataset_versions` says of one retained version file. With a version store, the facts
+ * come from those the store recorded at publish, else from this machine's cached copy; a version
+ * stored by an older release and not downloaded here has only its label's facts, the rest null.
+ */
 export interface DatasetVersion {
   readonly label: string;
   readonly release_month: string;
-  readonly built_at: string;
-  readonly schema_version: number;
-  /** Whether this API can answer from it (its schema is the one the API reads). */
-  readonly servable: boolean;
-  readonly core_rows: number;
-  readonly weekly_rows: number;
-  readonly weeks_covered: number;
+  readonly built_at: string | null;
+  readonly schema_version: number | null;
+  /** Whether this API can answer from it (its schema is the one the API reads); null when unknown here. */
+  readonly servable: boolean | null;
+  readonly core_rows: number | null;
+  readonly weekly_rows: number | null;
+  readonly weeks_covered: number | null;
   readonly first_week: string | null;
   readonly last_week: string | null;
   /** Rows (POI x month) of its monthly patterns; 0 for a schema-3 file, which has none. */
-  readonly monthly_rows: number;
-  readonly months_covered: number;
+  readonly monthly_rows: number | null;
+  readonly months_covered: number | null;
   /** The 1st of its oldest and newest month (YYYY-MM-DD); null when it has no monthly patterns. */
   readonly first_month: string | null;
   readonly last_month: string | null;
   /** POIs with geometry; 0 for a schema-3 file. */
-  readonly geometry_rows: number;
+  readonly geometry_rows: number | null;
 }
 
 type Info = Omit<DatasetVersion, 'label'>;
+
+function withServable(info: VersionInfo): Info {
+  const { release_month, built_at, schema_version, ...rest } = info;
+  return { release_month, built_at, schema_version, servable: READABLE_SCHEMAS.includes(schema_version), ...rest };
+}
+
+/** A stored version whose file is not on this machine: what its label says, the rest unknown. */
+function labelOnly(label: string, releaseMonth: string): DatasetVersion {
+  return {
+    label, release_month: releaseMonth, built_at: null, schema_version: null, servable: null, core_rows: null, weekly_rows: null,
+    weeks_covered: null, first_week: null, last_week: null, monthly_rows: null, months_covered: null, first_month: null, last_month: null, geometry_rows: null,
+  };
+}
 
 /**
  * The version files retained in the data folder, with what their `version_info` says. A version
@@ -36,12 +55,20 @@ type Info = Omit<DatasetVersion, 'label'>;
 export class VersionCatalog {
   readonly #dataDir: string;
   readonly #memoryLimit: string;
+  readonly #store: VersionFileStore | null;
   readonly #known = new Map<string, Promise<Info | null>>();
+  /** Stored versions whose store holds no facts (stored by an older release): read from the cached file. */
+  readonly #notRecorded = new Set<string>();
 
-  /** `memoryLimit` of the brief read-only opens: they read one row, so little is needed. */
-  constructor(dataDir: string, memoryLimit = '64MB') {
+  /**
+   * `memoryLimit` of the brief read-only opens: they read one row, so little is needed. With a
+   * `store` (VERSION_STORE set), the versions listed are the store's, and `dataDir` is this
+   * machine's cache of them.
+   */
+  constructor(dataDir: string, memoryLimit = '64MB', store: VersionFileStore | null = null) {
     this.#dataDir = dataDir;
     this.#memoryLimit = memoryLimit;
+    this.#store = store;
   }
 
   /** The folder whose versions it lists. */
@@ -51,6 +78,13 @@ export class VersionCatalog {
 
   /** Every retained version whose facts can be read, oldest build first. */
   async list(): Promise<DatasetVersion[]> {
+    if (this.#store) {
+      return this.#listStored(this.#store).catch((err: unknown) => {
+        // The store did not answer (its message may hold an address): a stable code, no internals.
+        void err;
+        throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
+      });
+    }
     const files = await listVersionFiles(this.#dataDir);
     const labels = new Set(files.map((f) => f.label));
     for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
@@ -64,55 +98,49 @@ export class VersionCatalog {
     return out;
   }
 
+  /**
+   * The store's versions (every machine lists the same ones), with the facts the store recorded,
+   * else those of the file where this machine has it cached. The store is listed on every call,
+   * so a version deleted by retention drops out at once; its recorded facts are asked once per
+   * version (they never change); a failed read of a cached file (one being pruned) is not kept,
+   * so the facts appear once the file is back.
+   */
+  async #listStored(store: VersionFileStore): Promise<DatasetVersion[]> {
+    const stored = await store.list();
+    const labels = new Set(stored.map((v) => v.label));
+    for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
+    for (const label of this.#notRecorded) if (!labels.has(label)) this.#notRecorded.delete(label);
+    const out: DatasetVersion[] = [];
+    for (const v of stored) {
+      let info = this.#known.get(v.label);
+      if (!info && !this.#notRecorded.has(v.label)) {
+        const recorded = (await store.facts(v.label))?.info;
+        if (recorded) this.#known.set(v.label, (info = Promise.resolve(withServable(recorded))));
+        else this.#notRecorded.add(v.label);
+      }
+      if (!info) {
+        const file = versionFilePath(this.#dataDir, v.label);
+        if (await access(file).then(() => true, () => false)) {
+          info = this.#read(file);
+          this.#known.set(v.label, info);
+        }
+      }
+      const read = info ? await info : null;
+      if (read) out.push({ label: v.label, ...read });
+      else {
+        if (info) this.#known.delete(v.label);
+        out.push(labelOnly(v.label, v.releaseMonth));
+      }
+    }
+    return out;
+  }
+
   async #read(file: string): Promise<Info | null> {
     try {
-      const db = await openReadOnly(file, { memoryLimit: this.#memoryLimit, threads: 1 });
-      try {
-        const conn = await db.connect();
-        try {
-          const row = (await conn.runAndReadAll(`SELECT release_month, built_at, schema_version, core_rows, weekly_rows, weeks_covered,
-            strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
-          return {
-            release_month: String(row['release_month']), built_at: String(row['built_at']), schema_version: Number(row['schema_version']),
-            servable: READABLE_SCHEMAS.includes(Number(row['schema_version'])), core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']),
-            weeks_covered: Number(row['weeks_covered']), first_week: row['first_week'] === null ? null : String(row['first_week']),
-            last_week: row['last_week'] === null ? null : String(row['last_week']),
-            ...(await monthlyFacts(conn)),
-          };
-        } finally {
-          conn.closeSync();
-        }
-      } finally {
-        db.closeSync();
-      }
+      return withServable(await readVersionInfo(file, this.#memoryLimit));
     } catch {
       // Not a readable version (a file being removed, or no version_info): not listed.
       return null;
     }
   }
-}
-
-type MonthlyFacts = Pick<DatasetVersion, 'monthly_rows' | 'months_covered' | 'first_month' | 'last_month' | 'geometry_rows'>;
-
-/**
- * Monthly and geometry facts, counted from the product tables themselves: version_info (whose
- * layout schema 3 fixed) does not hold them, and adding them there would change the file layout
- * for a figure that is cheap to count once per version. A file without the tables (schema 3)
- * has none of either.
- */
-async function monthlyFacts(conn: DuckDBConnection): Promise<MonthlyFacts> {
-  const tables = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables()
-    WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN ($monthly, $geometry)`, { monthly: TABLES.monthly, geometry: TABLES.geometry }))
-    .getRowObjectsJS().map((r) => String(r['table_name'])));
-  let facts: MonthlyFacts = { monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0 };
-  if (tables.has(TABLES.monthly)) {
-    const row = (await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n, count(DISTINCT month_start)::INTEGER AS months,
-      strftime(min(month_start), '%Y-%m-%d') AS first_month, strftime(max(month_start), '%Y-%m-%d') AS last_month FROM ${TABLES.monthly}`)).getRowObjectsJS()[0]!;
-    facts = { ...facts, monthly_rows: Number(row['n']), months_covered: Number(row['months']),
-      first_month: row['first_month'] === null ? null : String(row['first_month']), last_month: row['last_month'] === null ? null : String(row['last_month']) };
-  }
-  if (tables.has(TABLES.geometry)) {
-    facts = { ...facts, geometry_rows: Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${TABLES.geometry}`)).getRowObjectsJS()[0]!['n']) };
-  }
-  return facts;
 }

@@ -59,6 +59,8 @@ export class VersionStore {
   readonly #files: VersionFiles;
   #closed = false;
   #failedLabel: string | null = null;
+  /** The version served before the current one (kept in the cache for a quick rollback). */
+  #previousLabel: string | null = null;
   /** Versions opened for pinned requests, least recently used first. */
   readonly #pinned = new Map<string, Promise<ServedVersion>>();
 
@@ -92,8 +94,11 @@ export class VersionStore {
   /**
    * A hold on a retained version named by the caller (a pinned request): the current one, or
    * another version file in the folder, opened on first use and kept open for the next requests
-   * (up to MAX_PINNED_OPEN of them). A version deleted since is closed and refused.
-   * @throws AppError VERSION_NOT_FOUND when no servable version file has that label.
+   * (up to MAX_PINNED_OPEN of them). A version deleted since is closed and refused. With a
+   * version store, a stored version this machine has no copy of is downloaded into the cache
+   * first (verified, one download per version on the machine: see VersionCache.ensure).
+   * @throws AppError VERSION_NOT_FOUND when no servable version file has that label,
+   *   UNAVAILABLE when the version is stored but could not be downloaded and verified.
    */
   async acquirePinned(label: string): Promise<Lease> {
     const current = this.#current;
@@ -105,8 +110,10 @@ export class VersionStore {
     try {
       file = await this.#files.localFile(label);
     } catch (err) {
+      // Only a store download fails this way (the store does not answer, or the copy's checksum
+      // is wrong): the version exists, so this is not a 404; the reason stays in the log.
       this.#log.warn({ label, err: (err as Error).message }, 'cannot get a pinned version');
-      throw notFound('cannot be served by this API (see dataset_versions: servable)');
+      throw new AppError(ErrorCodes.UNAVAILABLE, `Dataset version ${JSON.stringify(label)} is in the version store but could not be fetched to this machine; try again later`);
     }
     if (file === null) {
       this.#unpin(label);
@@ -139,7 +146,18 @@ export class VersionStore {
   }
 
   #evictPinned(): void {
-    while (this.#pinned.size > MAX_PINNED_OPEN) this.#unpin(this.#pinned.keys().next().value!);
+    let evicted = false;
+    while (this.#pinned.size > MAX_PINNED_OPEN) {
+      this.#unpin(this.#pinned.keys().next().value!);
+      evicted = true;
+    }
+    // Versions fetched for pinned requests come and go between switches: the same clean-up as
+    // after a switch keeps the cache to what is served, open or used lately.
+    if (evicted && this.#current) {
+      void this.#files.switched(this.#current.label, this.#previousLabel, [...this.#pinned.keys()]).catch((err: unknown) => {
+        this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
+      });
+    }
   }
 
   /** Labels this process has open: the current version and the pinned ones. */
@@ -187,6 +205,7 @@ export class VersionStore {
     if (this.#closed) return next.retire();
     const previous = this.#current;
     this.#current = next;
+    this.#previousLabel = previous?.label ?? null;
     this.#failedLabel = null;
     previous?.retire();
     this.#log.info({ label, previous: previous?.label ?? null }, 'serving version');

@@ -8,6 +8,7 @@ import { listVersions } from './list-versions.ts';
 import { resourceError } from './load-failure.ts';
 import type { LoadOptions, LoadResult } from './load-drop.ts';
 import { verifyBuiltFile } from '../shared/verify-built-file.ts';
+import { readVersionInfo } from '../shared/version-info.ts';
 import { retentionVictims } from './retention.ts';
 import type { SharedVersions } from './shared-versions.ts';
 import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from './temp-files.ts';
@@ -71,11 +72,13 @@ export async function loadDropShared(opts: LoadOptions, shared: SharedVersions):
       progress({ phase: 'verify', percent: 90 });
       await verifyBuiltFile(temp, label, opts.settings.memoryLimit);
       const sha256 = await fileSha256(temp);
+      // Recorded with the file so every web process lists the version's facts without downloading it.
+      const info = await readVersionInfo(temp, opts.settings.memoryLimit);
       progress({ phase: 'publish', percent: 95 });
       const published = await shared.lock.using(async () => {
         if ((await shared.pointer.read()) !== base) return null;
         if ((await shared.store.facts(label)) !== null) return null; // a concurrent load took this label
-        await shared.store.put(label, temp, { sha256, dropId: drop.id });
+        await shared.store.put(label, temp, { sha256, dropId: drop.id, info });
         await shared.stage?.(label);
         if (!(await shared.pointer.swap(base, label))) {
           // Moved after the check (a rollback does not take the lock): this file is not published.

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fsyncDir, writeFileAtomic } from './atomic-write.ts';
 import { AppError, ErrorCodes } from './errors.ts';
+import { parseVersionInfo } from './version-info.ts';
 import { fileNameOf, labelFromFileName } from './version-label.ts';
 import type { StoredFacts, StoredVersion, VersionFileStore } from './version-file-store.ts';
 
@@ -70,7 +71,8 @@ export class DirectoryVersionStore implements VersionFileStore {
   async facts(label: string): Promise<StoredFacts | null> {
     try {
       const parsed = JSON.parse(await readFile(this.#file(label) + FACTS_SUFFIX, 'utf8')) as StoredFacts;
-      return { sha256: String(parsed.sha256), dropId: String(parsed.dropId) };
+      const info = parseVersionInfo(parsed.info);
+      return { sha256: String(parsed.sha256), dropId: String(parsed.dropId), ...(info ? { info } : {}) };
     } catch {
       return null;
     }

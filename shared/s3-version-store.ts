@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { AppError, ErrorCodes } from './errors.ts';
+import { parseVersionInfo } from './version-info.ts';
 import { fileNameOf, labelFromFileName } from './version-label.ts';
 import type { StoredFacts, StoredVersion, VersionFileStore } from './version-file-store.ts';
 
@@ -24,6 +25,17 @@ export interface S3StoreSettings {
 /** Multipart parts of 64 MiB, 4 in flight: a multi-GB version uploads in parallel parts, with bounded memory (~256 MiB). */
 const PART_BYTES = 64 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
+
+/** The facts in an object's metadata (its version_info is JSON; unreadable JSON counts as absent). */
+function factsOf(sha256: string, metadata: Record<string, string>): StoredFacts {
+  let info = null;
+  try {
+    info = metadata['version-info'] ? parseVersionInfo(JSON.parse(metadata['version-info'])) : null;
+  } catch {
+    info = null;
+  }
+  return { sha256, dropId: metadata['drop-id'] ?? '', ...(info ? { info } : {}) };
+}
 
 function isNotFound(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -78,7 +90,7 @@ export class S3VersionStore implements VersionFileStore {
       client: this.#s3, partSize: PART_BYTES, queueSize: PARTS_IN_FLIGHT, leavePartsOnError: false,
       params: {
         Bucket: this.#settings.bucket, Key: this.#key(label), Body: createReadStream(localFile, { highWaterMark: 1 << 20 }),
-        ContentLength: bytes, ContentType: 'application/octet-stream', Metadata: { sha256: facts.sha256, 'drop-id': facts.dropId },
+        ContentLength: bytes, ContentType: 'application/octet-stream', Metadata: { sha256: facts.sha256, 'drop-id': facts.dropId, ...(facts.info ? { 'version-info': JSON.stringify(facts.info) } : {}) },
       },
     });
     await upload.done();
@@ -88,7 +100,7 @@ export class S3VersionStore implements VersionFileStore {
     try {
       const head = await this.#s3.send(new HeadObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label) }));
       const sha256 = head.Metadata?.['sha256'];
-      return sha256 ? { sha256, dropId: head.Metadata?.['drop-id'] ?? '' } : null;
+      return sha256 ? factsOf(sha256, head.Metadata ?? {}) : null;
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -106,7 +118,7 @@ export class S3VersionStore implements VersionFileStore {
     const sha256 = got.Metadata?.['sha256'];
     if (!sha256 || !got.Body) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label} is stored without its checksum`);
     await pipeline(got.Body as Readable, createWriteStream(destFile, { flags: 'wx' }));
-    return { sha256, dropId: got.Metadata?.['drop-id'] ?? '' };
+    return factsOf(sha256, got.Metadata ?? {});
   }
 
   async remove(label: string): Promise<void> {

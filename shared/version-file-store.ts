@@ -1,3 +1,4 @@
+import type { VersionInfo } from './version-info.ts';
 import type { VersionLabel } from './version-label.ts';
 
 /** One version file held by a store, fully stored (its checksum is recorded). */
@@ -11,6 +12,11 @@ export interface StoredFacts {
   readonly sha256: string;
   /** Content identity of the drop it was built from (a retried job finds its own version by it). */
   readonly dropId: string;
+  /**
+   * The file's `version_info`, recorded at publish so machines without the file can list its
+   * facts. Absent for versions stored by an older release (they are listed from the file).
+   */
+  readonly info?: VersionInfo;
 }
 
 /**

@@ -44,11 +44,12 @@ export function rawFetch(key: string, path: string, init: RequestInit): Promise<
 }
 
 export interface DatasetVersion {
-  readonly label: string; readonly release_month: string; readonly built_at: string; readonly schema_version: number;
-  readonly servable: boolean; readonly core_rows: number; readonly weekly_rows: number; readonly weeks_covered: number;
+  readonly label: string; readonly release_month: string; readonly built_at: string | null; readonly schema_version: number | null;
+  // null: a stored version this machine has not downloaded (docs/api.md, Dataset versions).
+  readonly servable: boolean | null; readonly core_rows: number | null; readonly weekly_rows: number | null; readonly weeks_covered: number | null;
   readonly first_week: string | null; readonly last_week: string | null; readonly current: boolean;
-  readonly monthly_rows: number; readonly months_covered: number; readonly first_month: string | null; readonly last_month: string | null;
-  readonly geometry_rows: number;
+  readonly monthly_rows: number | null; readonly months_covered: number | null; readonly first_month: string | null; readonly last_month: string | null;
+  readonly geometry_rows: number | null;
 }
 
 export interface LoadJob {

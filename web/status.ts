@@ -13,7 +13,7 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
   return e;
 }
 
-const fmt = (n: number) => n.toLocaleString('en-US');
+const fmt = (n: number | null) => (n === null ? '-' : n.toLocaleString('en-US'));
 const time = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 
 function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTableElement {
@@ -22,17 +22,17 @@ function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTabl
   const rows = [...s.versions].reverse().map((v) => {
     const action = el('td');
     if (v.current) action.append(el('strong', {}, 'current'));
-    else if (operator && v.servable) {
+    else if (operator && v.servable !== false) {
       const b = el('button', { type: 'button', class: 'rollback', 'data-label': v.label }, 'Roll back to this');
       b.addEventListener('click', () => onRollback(v.label));
       action.append(b);
     }
-    const weeks = v.weeks_covered ? `${v.weeks_covered} (${v.first_week} to ${v.last_week})` : '0';
-    const months = v.months_covered ? `${v.months_covered} (${v.first_month} to ${v.last_month})` : '0';
+    const weeks = v.weeks_covered === null ? '-' : v.weeks_covered ? `${v.weeks_covered} (${v.first_week} to ${v.last_week})` : '0';
+    const months = v.months_covered === null ? '-' : v.months_covered ? `${v.months_covered} (${v.first_month} to ${v.last_month})` : '0';
     return el('tr', { 'data-label': v.label, class: v.current ? 'current' : '' },
       el('td', {}, el('code', {}, v.label)), el('td', {}, v.release_month), el('td', {}, time(v.built_at)),
       el('td', { class: 'num' }, fmt(v.core_rows)), el('td', { class: 'num' }, fmt(v.weekly_rows)), el('td', {}, weeks), el('td', {}, months),
-      el('td', {}, v.servable ? 'yes' : 'no (older layout)'), action);
+      el('td', {}, v.servable === null ? 'not on this machine yet' : v.servable ? 'yes' : 'no (older layout)'), action);
   });
   return el('table', { class: 'versions' }, el('thead', {}, head), el('tbody', {}, ...rows));
 }

@@ -18,10 +18,15 @@ import { PublishLock } from '../../shared/publish-lock.ts';
 import { RedisVersionPointer } from '../../shared/redis-version-pointer.ts';
 import { S3VersionStore } from '../../shared/s3-version-store.ts';
 import { VersionCache } from '../../shared/version-cache.ts';
+import { readVersionInfo } from '../../shared/version-info.ts';
 import type { StoredFacts, VersionFileStore } from '../../shared/version-file-store.ts';
+import { startServer } from '../../api/server.ts';
+import { VersionCatalog } from '../../api/version-catalog.ts';
+import { eventually } from '../helpers/eventually.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
 import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 
 const log = createLogger('silent', 'test');
 
@@ -113,6 +118,14 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
       await store.remove(label);
       expect(await store.list()).to.deep.equal([]);
       expect(await rejection(a.ensure(label))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: `version ${label} is not stored` });
+
+      // The file's version_info, recorded beside it, comes back with its facts (to list it on machines without the file).
+      const info = await readVersionInfo(built, '256MB');
+      expect([info.release_month, info.weeks_covered, info.first_week, info.last_week]).to.deep.equal(['2022-03', 4, '2022-03-07', '2022-03-28']);
+      await store.put(label, built, { sha256, dropId: 'drop-2', info });
+      expect(await store.facts(label)).to.deep.equal({ sha256, dropId: 'drop-2', info });
+      expect(await store.download(label, path.join(dir, `download-${name}.duckdb`))).to.deep.equal({ sha256, dropId: 'drop-2', info });
+      await store.remove(label);
       await store.close();
     });
   }
@@ -201,4 +214,103 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
     expect(await pointer.read()).to.equal(older!.label);
     expect(await rejection(rollbackShared({ store, pointer, lock }, { label: '1__2020_01' }))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: 'no retained version "1__2020_01"' });
   });
+
+  it('a web process with a store lists the store\'s versions (facts recorded in the store, else from its cached files, else null) and fetches a pinned version it has no copy of', async () => {
+    const storeDir = path.join(dir, 'catalog-store');
+    const store = new CountingStore(new DirectoryVersionStore(storeDir));
+    const pointer = new RedisVersionPointer(redis, `${prefix}-c`);
+    const lock = new PublishLock(redis, `${prefix}-c`);
+    await writeDemoDrop(path.join(dir, 'drop-c1'), { ...DEMO_DEFAULTS, weeks: ['2022-03-07'] });
+    await writeDemoDrop(path.join(dir, 'drop-c2'), { ...DEMO_DEFAULTS, weeks: ['2022-03-14'] });
+    const settings = buildSettingsOf(testConfig(path.join(dir, 'c')));
+    const worker: SharedVersions = { store, pointer, lock, cache: new VersionCache(path.join(dir, 'catalog-worker'), store, log), cacheGraceMs: 0 };
+    // A version stored by the previous release: no version_info recorded beside it.
+    await store.put(label, built, { sha256: await fileSha256(built), dropId: 'legacy' });
+    const older = (await loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-c1')], month: '2022-03', settings, retain: 5 }, worker)).label;
+    const newer = (await loadDropShared({ dataDir: '', inputs: [path.join(dir, 'drop-c2')], month: '2022-03', settings, retain: 5 }, worker)).label;
+    // What one machine holding every version would list: the directory store holds the files under their own names.
+    const oneMachine = await new VersionCatalog(storeDir).list();
+    expect(oneMachine.map((v) => [v.label, v.servable, v.weeks_covered, v.first_week, v.last_week])).to.deep.equal([
+      [label, true, 4, '2022-03-07', '2022-03-28'], [older, true, 1, '2022-03-07', '2022-03-07'], [newer, true, 2, '2022-03-07', '2022-03-14'],
+    ]);
+    const full = (label: string) => ({ ...oneMachine.find((v) => v.label === label)!, current: label === newer });
+    const labelOnly = (label: string) => ({
+      label, release_month: '2022-03', built_at: null, schema_version: null, servable: null, core_rows: null, weekly_rows: null,
+      weeks_covered: null, first_week: null, last_week: null, monthly_rows: null, months_covered: null, first_month: null, last_month: null, geometry_rows: null,
+      current: label === newer,
+    });
+
+    const cacheDir = path.join(dir, 'catalog-api');
+    const server = await startServer(testConfig(cacheDir), log, { shared: { store, pointer, lock, cache: new VersionCache(cacheDir, store, log) } });
+    try {
+      await eventually(async () => expect(server.store.current?.label).to.equal(newer));
+      const fields = 'label release_month built_at schema_version servable core_rows weekly_rows weeks_covered first_week last_week monthly_rows months_covered first_month last_month geometry_rows current';
+      const versions = () => postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` });
+      const status = async () => {
+        const res = await fetch(`${server.url}/v1/status`, { headers: { apikey: TEST_KEY } });
+        const body = await res.json() as { current: string | null; versions: unknown };
+        return { status: res.status, current: body.current, versions: body.versions };
+      };
+
+      // Only the current version is on this machine: the others are listed with the facts the
+      // store recorded, and the one stored without them with what its label says.
+      expect(await readdir(cacheDir)).to.deep.equal([`${newer}.duckdb`]);
+      let res = await versions();
+      expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
+        data: { dataset_versions: [labelOnly(label), full(older), full(newer)] }, extensions: { row_count: 3, version_date: newer },
+      } });
+      expect(await status()).to.deep.equal({ status: 200, current: newer, versions: [labelOnly(label), full(older), full(newer)] });
+
+      // Pinned requests for the version not on this machine: downloaded once (three requests at once), verified, then answered.
+      const downloads = store.downloads;
+      const pinned = await Promise.all([1, 2, 3].map(() => postGraphql(server.url, { query: '{ dataset_versions { label current } }' }, { 'x-placedata-version': older })));
+      for (const p of pinned) {
+        expect({ status: p.status, body: p.body }).to.deep.equal({ status: 200, body: {
+          data: { dataset_versions: [{ label, current: false }, { label: older, current: false }, { label: newer, current: true }] }, extensions: { row_count: 3, version_date: older },
+        } });
+      }
+      expect(store.downloads - downloads).to.equal(1);
+      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`].sort());
+      expect(await fileSha256(path.join(cacheDir, `${older}.duckdb`))).to.equal((await store.facts(older))!.sha256);
+      // The version stored without its facts, pinned: fetched too, and then listed from its file.
+      const legacy = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': label });
+      expect({ status: legacy.status, version: legacy.body.extensions.version_date }).to.deep.equal({ status: 200, version: label });
+      expect(store.downloads - downloads).to.equal(2);
+      res = await versions();
+      expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
+        data: { dataset_versions: [full(label), full(older), full(newer)] }, extensions: { row_count: 3, version_date: newer },
+      } });
+      expect(await status()).to.deep.equal({ status: 200, current: newer, versions: [full(label), full(older), full(newer)] });
+
+      // A stored version whose download fails its checksum: listed, but refused with a clear code, and nothing is cached.
+      const broken = `${Number(newer.split('__')[0]) + 100}__2022_03`;
+      await store.put(broken, path.join(storeDir, `${newer}.duckdb`), { sha256: '0'.repeat(64), dropId: 'broken' });
+      const refused = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': broken });
+      expect({ status: refused.status, retry: refused.headers.get('retry-after'), body: refused.body }).to.deep.equal({ status: 503, retry: '5', body: {
+        errors: [{ message: `Dataset version "${broken}" is in the version store but could not be fetched to this machine; try again later`, extensions: { code: 'UNAVAILABLE' } }],
+      } });
+      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${label}.duckdb`, `${older}.duckdb`, `${newer}.duckdb`].sort());
+      res = await versions();
+      expect(res.body.data.dataset_versions).to.deep.equal([full(label), full(older), full(newer), { ...labelOnly(broken), current: false }]);
+      // A label the store does not hold.
+      const missing = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': '1__2020_01' });
+      expect({ status: missing.status, body: missing.body }).to.deep.equal({ status: 404, body: {
+        errors: [{ message: 'Dataset version "1__2020_01" is not retained (see dataset_versions)', extensions: { code: 'VERSION_NOT_FOUND' } }],
+      } });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('with a store that does not answer, the version listing fails with UNAVAILABLE and no internals', async () => {
+    const store = new S3VersionStore({ bucket: 'versions', prefix: 'x', endpoint: 'http://127.0.0.1:1', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+    try {
+      expect(await rejection(new VersionCatalog(path.join(dir, 'unanswered-cache'), '64MB', store).list())).to.deep.equal({
+        code: 'UNAVAILABLE', message: 'The version store does not answer; try again later',
+      });
+    } finally {
+      await store.close();
+    }
+  });
 });
+
