@@ -1,5 +1,6 @@
 import { AppError, ErrorCodes } from './errors.ts';
 import type { PublishLock } from './publish-lock.ts';
+import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
 import type { VersionFileStore } from './version-file-store.ts';
 import type { VersionPointer } from './version-pointer.ts';
 
@@ -20,19 +21,12 @@ export interface SharedRollbackDeps {
  * page's button both call it when VERSION_STORE is set.
  * @throws AppError VERSION_NOT_FOUND
  */
-export async function rollbackShared(shared: SharedRollbackDeps, target: { label?: string; previous?: boolean }): Promise<{ from: string | null; to: string }> {
+export async function rollbackShared(shared: SharedRollbackDeps, target: RollbackTarget): Promise<{ from: string | null; to: string }> {
   return shared.lock.using(async () => {
     const versions = await shared.store.list();
     const current = await shared.pointer.read();
-    let to: string | undefined;
-    if (target.previous) {
-      const index = versions.findIndex((v) => v.label === current);
-      if (index <= 0) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, 'no version was built before the current one');
-      to = versions[index - 1]!.label;
-    } else {
-      to = versions.find((v) => v.label === target.label)?.label;
-    }
-    if (!to || (await shared.store.facts(to)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(target.label ?? '')}`);
+    const to = rollbackTarget(versions.map((v) => v.label), current, target);
+    if ((await shared.store.facts(to)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(target.label ?? '')}`);
     await shared.stage?.(to);
     if (!(await shared.pointer.swap(current, to))) throw new Error('the pointer moved during the rollback; try again');
     return { from: current, to };

@@ -1,5 +1,5 @@
-import { AppError, ErrorCodes } from './errors.ts';
 import { readPointer, writePointer } from './pointer.ts';
+import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
 import { listVersionFiles } from './version-files.ts';
 import { verifyBuiltFile } from './verify-built-file.ts';
 
@@ -10,18 +10,10 @@ import { verifyBuiltFile } from './verify-built-file.ts';
  * alike, so a change of where the pointer lives changes both.
  * @throws AppError VERSION_NOT_FOUND
  */
-export async function rollback(dataDir: string, target: { label?: string; previous?: boolean }, memoryLimit: string): Promise<{ from: string | null; to: string }> {
+export async function rollback(dataDir: string, target: RollbackTarget, memoryLimit: string): Promise<{ from: string | null; to: string }> {
   const versions = await listVersionFiles(dataDir);
   const current = await readPointer(dataDir);
-  let to: string | undefined;
-  if (target.previous) {
-    const index = versions.findIndex((v) => v.label === current);
-    if (index <= 0) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, 'no version was built before the current one');
-    to = versions[index - 1]!.label;
-  } else {
-    to = versions.find((v) => v.label === target.label)?.label;
-    if (!to) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(target.label ?? '')}`);
-  }
+  const to = rollbackTarget(versions.map((v) => v.label), current, target);
   await verifyBuiltFile(versions.find((v) => v.label === to)!.file, to, memoryLimit);
   await writePointer(dataDir, to);
   return { from: current, to };
