@@ -1,6 +1,7 @@
 import { readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { processAlive } from '../shared/process-alive.ts';
 
 const BUILD_PREFIX = '.building-';
 const BUILD_RE = /^\.building-(\d+)-[0-9a-f]+\.duckdb(\.wal)?$/;
@@ -8,15 +9,6 @@ const BUILD_RE = /^\.building-(\d+)-[0-9a-f]+\.duckdb(\.wal)?$/;
 /** A fresh temp name in `dataDir` for a build by this process (same file system as the versions). */
 export function buildTempPath(dataDir: string): string {
   return path.join(dataDir, `${BUILD_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}.duckdb`);
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Removes a build file and its write-ahead log, if any. */

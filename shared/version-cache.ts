@@ -5,6 +5,7 @@ import { fsyncDir } from './atomic-write.ts';
 import { AppError, ErrorCodes } from './errors.ts';
 import { fileSha256 } from './file-sha256.ts';
 import type { Logger } from './logger.ts';
+import { processAlive } from './process-alive.ts';
 import { listVersionFiles, versionFilePath } from './version-files.ts';
 import type { VersionFileStore } from './version-file-store.ts';
 
@@ -12,15 +13,6 @@ import type { VersionFileStore } from './version-file-store.ts';
 const LOCK_STALE_MS = 60 * 60_000;
 const WAIT_STEP_MS = 50;
 const DOWNLOAD_RE = /^\.dl-(\d+)-[0-9a-f]+\.duckdb$/;
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /**
  * A machine-local folder of verified copies of stored versions (DATA_DIR when VERSION_STORE is
