@@ -41,17 +41,29 @@ END`;
 
 const VISITS = typedName('visits_by_day');
 
-export const WEEKLY_ROW_REASON_SQL = `CASE
+/**
+ * The rules of a patterns row (weekly or monthly: the same columns, for a period): where the
+ * period starts, and how many `visits_by_day` values it must hold. The first broken one names
+ * the row's reason.
+ */
+function patternsRowReasonSql(period: { readonly startOk: string; readonly startReason: string; readonly days: string; readonly daysReason: string }): string {
+  return `CASE
   WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
-    OR ${typedName('week_start')} IS NULL OR isodow(${typedName('week_start')}) <> 1 THEN 'bad_date_range_start'
+    OR NOT (${period.startOk}) THEN '${period.startReason}'
   WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
   WHEN raw_visit_counts IS NOT NULL AND ${typedName('raw_visit_counts')} IS NULL THEN 'unparseable_raw_visit_counts'
   WHEN raw_visitor_counts IS NOT NULL AND ${typedName('raw_visitor_counts')} IS NULL THEN 'unparseable_raw_visitor_counts'
   WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
-  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> 7 THEN 'visits_by_day_not_7'
+  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> ${period.days} THEN '${period.daysReason}'
   WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
     AND list_sum(${VISITS}) <> ${typedName('raw_visit_counts')} THEN 'visits_by_day_sum_mismatch'
 END`;
+}
+
+export const WEEKLY_ROW_REASON_SQL = patternsRowReasonSql({
+  startOk: `${typedName('week_start')} IS NOT NULL AND isodow(${typedName('week_start')}) = 1`, startReason: 'bad_date_range_start',
+  days: '7', daysReason: 'visits_by_day_not_7',
+});
 
 /** The week a delivered weekly row belongs to (from its delivered text): the local date of its Monday. */
 export const WEEK_START_SQL = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)`;
@@ -60,17 +72,10 @@ export const WEEK_START_SQL = `TRY_CAST(substr(date_range_start, 1, 10) AS DATE)
  * Monthly rows: the same rules over the same columns, for a month: `date_range_start` is local
  * midnight of the 1st, and `visits_by_day` holds one value per day of that month (28 to 31).
  */
-export const MONTHLY_ROW_REASON_SQL = `CASE
-  WHEN date_range_start IS NULL OR NOT regexp_full_match(date_range_start, '${RANGE_TIMESTAMP_PATTERN}')
-    OR ${typedName('month_start')} IS NULL OR day(${typedName('month_start')}) <> 1 THEN 'bad_month_range_start'
-  WHEN date_range_end IS NOT NULL AND NOT regexp_full_match(date_range_end, '${RANGE_TIMESTAMP_PATTERN}') THEN 'bad_date_range_end'
-  WHEN raw_visit_counts IS NOT NULL AND ${typedName('raw_visit_counts')} IS NULL THEN 'unparseable_raw_visit_counts'
-  WHEN raw_visitor_counts IS NOT NULL AND ${typedName('raw_visitor_counts')} IS NULL THEN 'unparseable_raw_visitor_counts'
-  WHEN visits_by_day IS NOT NULL AND (${VISITS} IS NULL OR list_count(${VISITS}) <> len(${VISITS})) THEN 'unparseable_visits_by_day'
-  WHEN visits_by_day IS NOT NULL AND len(${VISITS}) <> day(last_day(${typedName('month_start')})) THEN 'visits_by_day_not_month_length'
-  WHEN visits_by_day IS NOT NULL AND raw_visit_counts IS NOT NULL
-    AND list_sum(${VISITS}) <> ${typedName('raw_visit_counts')} THEN 'visits_by_day_sum_mismatch'
-END`;
+export const MONTHLY_ROW_REASON_SQL = patternsRowReasonSql({
+  startOk: `${typedName('month_start')} IS NOT NULL AND day(${typedName('month_start')}) = 1`, startReason: 'bad_month_range_start',
+  days: `day(last_day(${typedName('month_start')}))`, daysReason: 'visits_by_day_not_month_length',
+});
 
 /** The month a delivered monthly row belongs to: the local date of its start (the 1st). */
 export const MONTH_START_SQL = WEEK_START_SQL;
