@@ -158,28 +158,21 @@ export async function generateDrop(opts: GenerateOptions): Promise<string[]> {
     for (let i = 0; i < opts.pois; i++) yield coreLine(poiOf(opts.seed, i));
   }, rowsPerPart);
   const weeks = Array.from({ length: opts.weeks }, (_, w) => addDays(first, 7 * w));
-  // POI-major order: a POI's attributes (and its H3 cell) are computed once for all its weeks.
-  const weekly = await writeParts(opts.out, 'patterns', WEEKLY_HEADER, function* () {
+  // POI-major order: a POI's attributes (and its H3 cell) are computed once for all its periods.
+  const periodLines = (periods: readonly string[], lineOf: (poi: SyntheticPoi, period: string, index: number) => string | null) => function* () {
     for (let i = 0; i < opts.pois; i++) {
       const poi = poiOf(opts.seed, i);
-      for (let w = 0; w < weeks.length; w++) {
-        const line = weeklyLine(opts.seed, poi, weeks[w]!, w);
+      for (let p = 0; p < periods.length; p++) {
+        const line = lineOf(poi, periods[p]!, p);
         if (line) yield line;
       }
     }
-  }, rowsPerPart);
+  };
+  const weekly = await writeParts(opts.out, 'patterns', WEEKLY_HEADER, periodLines(weeks, (poi, week, w) => weeklyLine(opts.seed, poi, week, w)), rowsPerPart);
   const firstMonth = `${opts.firstMonth ?? '2022-01'}-01`;
   const months: string[] = [];
   for (let m = 0, month = firstMonth; m < (opts.months ?? 0); m++, month = nextMonth(month)) months.push(month);
-  const monthly = months.length === 0 ? [] : await writeParts(opts.out, 'monthly_patterns', MONTHLY_HEADER, function* () {
-    for (let i = 0; i < opts.pois; i++) {
-      const poi = poiOf(opts.seed, i);
-      for (let m = 0; m < months.length; m++) {
-        const line = monthlyLine(opts.seed, poi, months[m]!, m);
-        if (line) yield line;
-      }
-    }
-  }, rowsPerPart);
+  const monthly = months.length === 0 ? [] : await writeParts(opts.out, 'monthly_patterns', MONTHLY_HEADER, periodLines(months, (poi, month, m) => monthlyLine(opts.seed, poi, month, m)), rowsPerPart);
   const geometry = !opts.geometry ? [] : await writeParts(opts.out, 'geometry', GEOMETRY_HEADER, function* () {
     for (let i = 0; i < opts.pois; i++) {
       const line = geometryLine(opts.seed, poiOf(opts.seed, i));
