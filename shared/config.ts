@@ -53,11 +53,16 @@ export interface Config {
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
   readonly shutdownGraceMs: number;
-  /** DuckDB memory_limit for ingest and serving (DUCKDB_MEMORY_LIMIT, default 1GB). */
+  /**
+   * DuckDB memory_limit of loads and of the worker's and CLI's other uses (DUCKDB_MEMORY_LIMIT,
+   * default 768MB). A load's process peaks at about this plus 0.9 GB (the JSON documents and file
+   * buffers DuckDB allocates outside its pool, and Node): 768MB keeps a 1M-POI x 4-week load under
+   * 2 GB at the same speed as 1GB, which peaked at 1.8-2.0 GB (docs/architecture.md, Performance).
+   */
   readonly duckdbMemoryLimit: string;
   /**
    * DuckDB memory_limit of the web process's served versions (API_MEMORY_LIMIT, default
-   * DUCKDB_MEMORY_LIMIT): look-ups stay fast while the key, core and one week's columns fit it,
+   * DUCKDB_MEMORY_LIMIT when that is set, else 1GB): look-ups stay fast while the key, core and one week's columns fit it,
    * about 1 GB per million POIs (docs/operations.md), while a worker needs no more than its default.
    */
   readonly apiMemoryLimit: string;
@@ -221,7 +226,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
-    duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB'),
+    duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),
     apiMemoryLimit: memoryVar(env, 'API_MEMORY_LIMIT', memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '1GB')),
     duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),

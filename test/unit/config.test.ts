@@ -16,9 +16,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ RATE_LIMIT_POINTS: '0' }).rateLimitPoints).to.equal(0);
   });
 
-  it('gives served versions API_MEMORY_LIMIT, falling back to DUCKDB_MEMORY_LIMIT, then 1GB', () => {
-    expect([loadConfig({}).apiMemoryLimit, loadConfig({ DUCKDB_MEMORY_LIMIT: '2GB' }).apiMemoryLimit, loadConfig({ DUCKDB_MEMORY_LIMIT: '2GB', API_MEMORY_LIMIT: '6GB' }).apiMemoryLimit, loadConfig({ API_MEMORY_LIMIT: '6GB' }).duckdbMemoryLimit])
-      .to.deep.equal(['1GB', '2GB', '6GB', '1GB']);
+  it('gives served versions API_MEMORY_LIMIT, falling back to DUCKDB_MEMORY_LIMIT, then 1GB; loads DUCKDB_MEMORY_LIMIT, then 768MB', () => {
+    expect([loadConfig({}).apiMemoryLimit, loadConfig({ DUCKDB_MEMORY_LIMIT: '2GB' }).apiMemoryLimit, loadConfig({ DUCKDB_MEMORY_LIMIT: '2GB', API_MEMORY_LIMIT: '6GB' }).apiMemoryLimit, loadConfig({ API_MEMORY_LIMIT: '6GB' }).duckdbMemoryLimit, loadConfig({}).duckdbMemoryLimit])
+      .to.deep.equal(['1GB', '2GB', '6GB', '768MB', '768MB']);
     expect(() => loadConfig({ API_MEMORY_LIMIT: 'lots' })).to.throw('API_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"');
   });
 
