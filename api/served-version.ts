@@ -7,6 +7,15 @@ import { ConnectionPool } from './connection-pool.ts';
 import { LookupCoalescer } from './lookup-coalescer.ts';
 import type { Found, LookupRequest } from './lookup-queries.ts';
 
+/**
+ * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,
+ * above the index scan that already finds exactly those keys. Served versions run no other
+ * `IN` lists (search and export filter by ranges and equality), so the rewrite is turned off for
+ * them: a 100-key look-up statement took 3.04 ms instead of 4.00 in-process at 1M POIs
+ * (docs/architecture.md, Performance). It cannot be set per connection.
+ */
+const LOOKUP_TUNING: readonly string[] = ['in_clause'];
+
 export interface ServeOptions {
   readonly memoryLimit: string;
   readonly threads: number | null;
@@ -61,7 +70,7 @@ export class ServedVersion {
 
   /** Opens and checks a version file. @throws AppError VERSION_INVALID when it is not one. */
   static async open(file: string, label: string, options: ServeOptions): Promise<ServedVersion> {
-    const instance = await openReadOnly(file, options);
+    const instance = await openReadOnly(file, { ...options, disabledOptimizers: LOOKUP_TUNING });
     try {
       const pool = await ConnectionPool.create(instance, options.connections);
       try {

@@ -3,6 +3,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 export interface ReadOnlyOptions {
   readonly memoryLimit: string;
   readonly threads: number | null;
+  /** DuckDB optimizer passes to turn off for this instance (`disabled_optimizers`, instance-wide). */
+  readonly disabledOptimizers?: readonly string[];
 }
 
 /**
@@ -18,6 +20,7 @@ export async function openReadOnly(file: string, options: ReadOnlyOptions): Prom
     autoinstall_known_extensions: 'false',
   };
   if (options.threads !== null) settings['threads'] = String(options.threads);
+  if (options.disabledOptimizers?.length) settings['disabled_optimizers'] = options.disabledOptimizers.join(',');
   const instance = await DuckDBInstance.create(file, settings);
   try {
     const conn = await instance.connect();
