@@ -8,7 +8,14 @@ const ROWS_PER_SLICE_EXTRAS = 100_000;
 /** Monthly documents carry every delivered column (CBG maps, hourly popularity): as large as the extras'. */
 const ROWS_PER_SLICE_MORE = 100_000;
 
+/** Past this many weeks the serving tables are built on one thread (see buildServingTables; 52 weeks loaded on two at 768MB). */
+const WIDE_WEEKS = 64;
+
 type Range = { readonly lo: string | null; readonly hi: string | null };
+
+async function currentThreads(conn: DuckDBConnection): Promise<number> {
+  return Number((await conn.runAndReadAll(`SELECT current_setting('threads')::INTEGER AS t`)).getRowObjectsJS()[0]!['t']);
+}
 
 function jsonObject(columns: readonly { name: string }[]): string {
   return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
@@ -97,6 +104,11 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
   // the logical tables are checkpointed compressed first, serve_places uncompressed, then
   // serve_extras compressed again.
   await conn.run('CHECKPOINT');
+  // A slice's pivot and sort hold a row of documents per key on every thread: with years of
+  // weeks (hundreds of document columns) two threads ran out of memory where one did not
+  // (20k POIs x 260 weeks at 768MB), so wide builds run on one thread.
+  const threads = weeks.length > WIDE_WEEKS ? await currentThreads(conn) : null;
+  if (threads !== null) await conn.run('SET threads = 1');
   await conn.run(`SET disabled_compression_methods = 'fsst,rle,dict_fsst,dictionary'`);
   await writeServingTable(conn, SERVING.places, await placekeyRanges(conn, ROWS_PER_SLICE), weeks,
     { name: 'core', doc: jsonObject(CORE_COLUMNS) }, { name: weekColumn, doc: jsonObject(WEEKLY_COLUMNS) });
@@ -108,6 +120,7 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
   await writeServingTable(conn, SERVING.extras, extrasRanges, weeks,
     { name: SERVING.coreExtras, doc: coreExtras.length ? jsonObject(coreExtras) : 'NULL::VARCHAR' },
     weekExtras.length ? { name: weekExtrasColumn, doc: jsonObject(weekExtras) } : null);
+  if (threads !== null) await conn.run(`SET threads = ${threads}`);
   await conn.run('DROP TABLE serve_keys');
   await writeMoreTable(conn);
 }
