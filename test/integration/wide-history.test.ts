@@ -18,13 +18,14 @@ describe('a version with 70 weeks of history (serving tables built on one thread
   this.timeout(120_000);
   let dir: string;
   let server: RunningServer;
+  let label: string;
 
   before(async () => {
     dir = await makeTempDir('wide-history');
     const out = path.join(dir, 'drop');
     await generateDrop({ pois: POIS, weeks: WEEKS, out, format: 'csv.gz', seed: SEED, firstWeek: FIRST_WEEK });
     const config = testConfig(path.join(dir, 'data'));
-    await loadDrop({ dataDir: config.dataDir, inputs: [out], month: '2022-04', settings: buildSettingsOf(config) });
+    label = (await loadDrop({ dataDir: config.dataDir, inputs: [out], month: '2022-04', settings: buildSettingsOf(config) })).label;
     server = await startServer(config, createLogger('silent', 'test'));
   });
 
@@ -52,7 +53,7 @@ describe('a version with 70 weeks of history (serving tables built on one thread
           },
         };
       });
-      expect(res.body).to.deep.equal({ data: { batch_lookup: expected }, extensions: { row_count: 3, version_date: res.body.extensions.version_date } });
+      expect(res.body).to.deep.equal({ data: { batch_lookup: expected }, extensions: { row_count: 3, version_date: label } });
     }
   });
 
