@@ -56,8 +56,9 @@ export interface Config {
   /**
    * DuckDB memory_limit of loads and of the worker's and CLI's other uses (DUCKDB_MEMORY_LIMIT,
    * default 768MB). A load's process peaks at about this plus 0.9 GB (the JSON documents and file
-   * buffers DuckDB allocates outside its pool, and Node): 768MB keeps a 1M-POI x 4-week load under
-   * 2 GB at the same speed as 1GB, which peaked at 1.8-2.0 GB (docs/architecture.md, Performance).
+   * buffers DuckDB allocates outside its pool, and Node): at 768MB a 1M-POI x 4-week load peaked
+   * at 1.63 GB in 171 s, against 1.77 GB in 174 s at 1GB (one side-by-side; 2.02 GB in a bench
+   * run at 1GB): docs/operations.md, Memory.
    */
   readonly duckdbMemoryLimit: string;
   /**
