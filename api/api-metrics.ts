@@ -50,6 +50,13 @@ export class ApiMetrics {
         if (label) this.set(Date.now() / 1000 - label.builtAtEpoch);
       },
     });
+    new Gauge({
+      name: 'placedata_version_lookup_path', help: 'Where look-ups of core and weeks of the version in service are read from (value 1): its lookup file, or its DuckDB file (LOOKUP_FILES=false, or the lookup file failed)', labelNames: ['path'], registers,
+      collect() {
+        this.reset();
+        if (store.current) this.set({ path: store.current.lookupPath }, 1);
+      },
+    });
     this.#versionFacts(store, catalog);
   }
 

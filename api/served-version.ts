@@ -6,6 +6,8 @@ import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { LookupCoalescer } from './lookup-coalescer.ts';
 import type { Found, LookupRequest } from './lookup-queries.ts';
+import type { LookupFile } from './lookup-file.ts';
+import { prepareLookupFile } from './prepare-lookup-file.ts';
 
 /**
  * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,
@@ -22,7 +24,15 @@ export interface ServeOptions {
   readonly connections: number;
   /** Most keys one coalesced look-up query binds (see LookupCoalescer). */
   readonly coalesceKeys: number;
+  /**
+   * Whether look-ups of core and weeks read a lookup file (LookupFile) built beside the version
+   * file instead of running a DuckDB statement (LOOKUP_FILES, default true).
+   */
+  readonly lookupFiles?: boolean;
 }
+
+/** Where a version's look-ups of core and weeks are read from. */
+export type LookupPath = 'lookup_file' | 'duckdb';
 
 /**
  * One open version file, shared by the requests that hold it. A request retains it for its
@@ -42,6 +52,13 @@ export class ServedVersion {
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
+  #lookupFile: LookupFile | null = null;
+  /** Settles once the lookup file is in use, or given up on (see lookupFileError). */
+  lookupFileReady: Promise<void> = Promise.resolve();
+  /** Why look-ups go to DuckDB, when the lookup file was wanted but could not be had. */
+  lookupFileError: string | null = null;
+  /** Seconds the lookup file took to build on opening (null: it was already on disk, or none). */
+  lookupFileBuildSeconds: number | null = null;
   #refs = 0;
   #queries = 0;
   #retired = false;
@@ -68,6 +85,30 @@ export class ServedVersion {
     this.#lookups = new LookupCoalescer((work) => pool.use(work), options.connections, options.coalesceKeys);
   }
 
+  /**
+   * Opens or builds the version's lookup file in the background (the version answers through
+   * DuckDB meanwhile, and for good if that fails). The version stays open until it is done.
+   */
+  #startLookupFile(file: string): Promise<void> {
+    const columns = ['core', ...this.#weeks.map(weekColumn)];
+    const started = Date.now();
+    this.retain();
+    return prepareLookupFile(file, this.label, columns, (work) => this.#pool.use(work), () => this.#retired)
+      .then(({ file: lookupFile, built }) => {
+        if (this.#retired) return lookupFile.close();
+        this.#lookupFile = lookupFile;
+        if (built) this.lookupFileBuildSeconds = (Date.now() - started) / 1000;
+      }, (err: unknown) => {
+        this.lookupFileError = (err as Error).message;
+      })
+      .finally(() => this.release());
+  }
+
+  /** Where look-ups of core and weeks are read from now. */
+  get lookupPath(): LookupPath {
+    return this.#lookupFile ? 'lookup_file' : 'duckdb';
+  }
+
   /** Opens and checks a version file. @throws AppError VERSION_INVALID when it is not one. */
   static async open(file: string, label: string, options: ServeOptions): Promise<ServedVersion> {
     const instance = await openReadOnly(file, { ...options, disabledOptimizers: LOOKUP_TUNING });
@@ -87,7 +128,9 @@ export class ServedVersion {
         const weeks = await pool.use((conn) => readWeekColumns(conn));
         const coreColumns = await pool.use((conn) => readCoreColumns(conn));
         const more = await pool.use((conn) => readMonths(conn));
-        return new ServedVersion(label, info.latestWeek, weeks, coreColumns, more, instance, pool, options);
+        const version = new ServedVersion(label, info.latestWeek, weeks, coreColumns, more, instance, pool, options);
+        if (options.lookupFiles ?? true) version.lookupFileReady = version.#startLookupFile(file);
+        return version;
       } catch (err) {
         pool.close();
         throw err;
@@ -126,6 +169,18 @@ export class ServedVersion {
   /** The documents of a look-up, fetched together with concurrent requests' look-ups on this version. */
   lookup(request: LookupRequest): Promise<Map<string, Found>> {
     this.#queries++;
+    const file = this.#lookupFile;
+    // The lookup file holds the spec's documents; other columns, months and geometry are DuckDB's.
+    if (file && !request.coreExtras && !request.weekExtras?.length && !request.months?.length && !request.geometry) {
+      try {
+        return Promise.resolve(file.lookup(request));
+      } catch (err) {
+        // A read that fails (the disk, a file cut short) is not the request's fault: DuckDB answers it, and the rest.
+        this.#lookupFile = null;
+        this.lookupFileError = `lookup file read failed: ${(err as Error).message}`;
+        file.close();
+      }
+    }
     return this.#lookups.fetch(request);
   }
 
@@ -172,6 +227,7 @@ export class ServedVersion {
   #closeIfDone(): void {
     if (!this.#retired || this.#refs > 0 || this.#closed) return;
     this.#closed = true;
+    this.#lookupFile?.close();
     this.#pool.close();
     this.#instance.closeSync();
   }

@@ -1,7 +1,10 @@
+import path from 'node:path';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { FileVersionPointer, type VersionPointer } from '../shared/version-pointer.ts';
 import { parseLabel } from '../shared/version-label.ts';
+import { lookupRoot } from './prepare-lookup-file.ts';
+import { pruneLookupFiles } from './prune-lookup-files.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
 import { LocalVersionFiles, type VersionFiles } from './version-files-source.ts';
 
@@ -122,7 +125,11 @@ export class VersionStore {
     for (;;) {
       let opening = this.#pinned.get(label);
       if (opening) this.#pinned.delete(label); // re-inserted below: most recently used last
-      opening ??= ServedVersion.open(file, label, this.#options);
+      if (!opening) {
+        opening = ServedVersion.open(file, label, this.#options);
+        // A pinned version answers through DuckDB until its lookup file is ready.
+        void opening.then((v) => v.lookupFileReady.then(() => this.#logLookupFile(v)), () => undefined);
+      }
       this.#pinned.set(label, opening);
       this.#evictPinned();
       let version: ServedVersion;
@@ -202,6 +209,10 @@ export class VersionStore {
       this.#log.error({ label, err: (err as Error).message }, 'cannot open the version the pointer names; still serving the previous one');
       return;
     }
+    // The new version takes traffic once its look-ups read its lookup file (built on first
+    // open: seconds per million POIs); the version in service answers meanwhile.
+    await next.lookupFileReady;
+    this.#logLookupFile(next);
     if (this.#closed) return next.retire();
     const previous = this.#current;
     this.#current = next;
@@ -212,6 +223,17 @@ export class VersionStore {
     await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
       this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
     });
+    await pruneLookupFiles(lookupRoot(file), path.dirname(file)).catch((err: unknown) => {
+      this.#log.warn({ err: (err as Error).message }, 'lookup file clean-up failed');
+    });
+  }
+
+  #logLookupFile(version: ServedVersion): void {
+    if (version.lookupFileError !== null) {
+      this.#log.error({ label: version.label, err: version.lookupFileError }, 'no lookup file: look-ups of this version read the DuckDB file (slower)');
+    } else if (version.lookupFileBuildSeconds !== null) {
+      this.#log.info({ label: version.label, seconds: version.lookupFileBuildSeconds }, 'lookup file built');
+    }
   }
 
   /** Stops following the pointer and retires the version in service. Idempotent. */

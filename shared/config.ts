@@ -49,6 +49,12 @@ export interface Config {
   readonly apiConnections: number;
   /** Most Placekeys one coalesced look-up query binds (API_COALESCE_KEYS, default 1000; 1 turns coalescing off). */
   readonly apiCoalesceKeys: number;
+  /**
+   * Whether look-ups of core and weeks read a lookup file the web process builds beside each
+   * version file (DATA_DIR/.lookup/<label>) instead of running a DuckDB statement (LOOKUP_FILES,
+   * default true; false: every look-up is a DuckDB statement, as before the lookup file).
+   */
+  readonly lookupFiles: boolean;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -225,6 +231,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
+    lookupFiles: boolVar(env, 'LOOKUP_FILES', true),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),

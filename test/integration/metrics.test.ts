@@ -138,6 +138,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
       'placedata_placekeys_served_total{operation="export"}': 300,
       'placedata_rate_limited_total{operation="batch_lookup"}': 2,
       [`placedata_version_info{release_month="2022-03",version="${label}"}`]: 1,
+      'placedata_version_lookup_path{path="lookup_file"}': 1,
       'placedata_version_rows{product="core"}': 300,
       'placedata_version_rows{product="weekly"}': fixture.weekly.length,
       placedata_version_weeks: 4,
@@ -176,6 +177,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
     // This load delivered core only: the demo version's four weeks carry forward.
     expect(samplesNamed(samples, 'placedata_version', (k) => k.startsWith('placedata_version_age_seconds'))).to.deep.equal({
       [`placedata_version_info{release_month="2022-04",version="${next}"}`]: 1,
+      'placedata_version_lookup_path{path="lookup_file"}': 1,
       'placedata_version_load_rows{kind="duplicates",product="core"}': 0,
       'placedata_version_load_rows{kind="loaded",product="core"}': 1,
       'placedata_version_load_rows{kind="read",product="core"}': 2,

@@ -57,8 +57,11 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
     ({ file, label } = await loadDrop({ dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) }));
     await writeFile(path.join(dataDir, 'api-keys.json'), '[]\n');
     digest = await sha256(file);
-    listing = (await readdir(dataDir)).sort();
     version = await ServedVersion.open(file, label, { memoryLimit: '256MB', threads: 1, connections: 2, coalesceKeys: 1000 });
+    // The web process itself (not SQL) writes the version's lookup file beside it when it opens.
+    await version.lookupFileReady;
+    listing = (await readdir(dataDir)).sort();
+    expect(listing[0]).to.equal('.lookup');
   });
 
   after(async () => {

@@ -254,7 +254,8 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
 
       // Only the current version is on this machine: the others are listed with the facts the
       // store recorded, and the one stored without them with what its label says.
-      expect(await readdir(cacheDir)).to.deep.equal([`${newer}.duckdb`]);
+      expect(await readdir(cacheDir)).to.deep.equal(['.lookup', `${newer}.duckdb`]);
+      expect(await readdir(path.join(cacheDir, '.lookup'))).to.deep.equal([newer]);
       let res = await versions();
       expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
         data: { dataset_versions: [labelOnly(label), full(older), full(newer)] }, extensions: { row_count: 3, version_date: newer },
@@ -270,7 +271,7 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
         } });
       }
       expect(store.downloads - downloads).to.equal(1);
-      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`].sort());
+      expect((await readdir(cacheDir)).sort()).to.deep.equal(['.lookup', `${older}.duckdb`, `${newer}.duckdb`].sort());
       expect(await fileSha256(path.join(cacheDir, `${older}.duckdb`))).to.equal((await store.facts(older))!.sha256);
       // The version stored without its facts, pinned: fetched too, and then listed from its file.
       const legacy = await postGraphql(server.url, { query: '{ dataset_versions { label } }' }, { 'x-placedata-version': label });
@@ -289,7 +290,7 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
       expect({ status: refused.status, retry: refused.headers.get('retry-after'), body: refused.body }).to.deep.equal({ status: 503, retry: '5', body: {
         errors: [{ message: `Dataset version "${broken}" is in the version store but could not be fetched to this machine; try again later`, extensions: { code: 'UNAVAILABLE' } }],
       } });
-      expect((await readdir(cacheDir)).sort()).to.deep.equal([`${label}.duckdb`, `${older}.duckdb`, `${newer}.duckdb`].sort());
+      expect((await readdir(cacheDir)).sort()).to.deep.equal(['.lookup', `${label}.duckdb`, `${older}.duckdb`, `${newer}.duckdb`].sort());
       res = await versions();
       expect(res.body.data.dataset_versions).to.deep.equal([full(label), full(older), full(newer), { ...labelOnly(broken), current: false }]);
       // A label the store does not hold.
