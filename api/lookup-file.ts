@@ -98,6 +98,8 @@ export class LookupFile {
       return new LookupFile(manifest, keys, byName, fds);
     } catch (err) {
       for (const fd of fds) closeSync(fd);
+      // Removed meanwhile by another process's clean-up (pruneLookupFiles): built again.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw err;
     }
   }

@@ -5,12 +5,14 @@ import { versionFilePath } from '../shared/version-files.ts';
 import { BUILDING_PREFIX } from './build-lookup-file.ts';
 
 /**
- * Removes the lookup files (`root/<label>`) whose version file is no longer in `versionsDir`
- * (retention or the cache deleted it), and builds left by processes that died mid-way. A
- * process still reading a removed folder keeps its open files until it closes them.
+ * Removes the lookup files (`root/<label>`) of versions not in `keep` (the current and previous
+ * versions, and those this process has open) or whose version file is no longer in
+ * `versionsDir`, and builds left by processes that died mid-way. Another process still reading
+ * a removed folder keeps its open files (Linux frees them on close); opening that version again
+ * builds its lookup file again.
  * @returns the names removed.
  */
-export async function pruneLookupFiles(root: string, versionsDir: string): Promise<string[]> {
+export async function pruneLookupFiles(root: string, versionsDir: string, keep: ReadonlySet<string>): Promise<string[]> {
   let names: string[];
   try {
     names = await readdir(root);
@@ -22,7 +24,7 @@ export async function pruneLookupFiles(root: string, versionsDir: string): Promi
   for (const name of names) {
     const stale = name.startsWith(BUILDING_PREFIX)
       ? !builderAlive(name)
-      : !(await exists(versionFilePath(versionsDir, name)));
+      : !keep.has(name) || !(await exists(versionFilePath(versionsDir, name)));
     if (!stale) continue;
     await rm(path.join(root, name), { recursive: true, force: true });
     removed.push(name);

@@ -29,7 +29,16 @@ export interface ServeOptions {
    * file instead of running a DuckDB statement (LOOKUP_FILES, default true).
    */
   readonly lookupFiles?: boolean;
+  /**
+   * How many of the newest weeks the lookup file holds besides core (LOOKUP_FILE_WEEKS, default
+   * 104); a look-up of an older week is a DuckDB statement. Bounds the file's size and build
+   * time when years of history are kept.
+   */
+  readonly lookupFileWeeks?: number;
 }
+
+/** Weeks a lookup file holds when ServeOptions.lookupFileWeeks is not given. */
+export const DEFAULT_LOOKUP_FILE_WEEKS = 104;
 
 /** Where a version's look-ups of core and weeks are read from. */
 export type LookupPath = 'lookup_file' | 'duckdb';
@@ -53,6 +62,10 @@ export class ServedVersion {
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
   #lookupFile: LookupFile | null = null;
+  /** The weeks the lookup file holds (the newest lookupFileWeeks). */
+  #fileWeeks: ReadonlySet<string> = new Set();
+  /** Look-ups answered from each path, since the version opened. */
+  readonly lookupCounts: Record<LookupPath, number> = { lookup_file: 0, duckdb: 0 };
   /** Settles once the lookup file is in use, or given up on (see lookupFileError). */
   lookupFileReady: Promise<void> = Promise.resolve();
   /** Why look-ups go to DuckDB, when the lookup file was wanted but could not be had. */
@@ -89,8 +102,9 @@ export class ServedVersion {
    * Opens or builds the version's lookup file in the background (the version answers through
    * DuckDB meanwhile, and for good if that fails). The version stays open until it is done.
    */
-  #startLookupFile(file: string): Promise<void> {
-    const columns = ['core', ...this.#weeks.map(weekColumn)];
+  #startLookupFile(file: string, weeks: number): Promise<void> {
+    this.#fileWeeks = new Set(weeks > 0 ? this.#weeks.slice(-weeks) : []);
+    const columns = ['core', ...[...this.#fileWeeks].map(weekColumn)];
     const started = Date.now();
     this.retain();
     return prepareLookupFile(file, this.label, columns, (work) => this.#pool.use(work), () => this.#retired)
@@ -129,7 +143,7 @@ export class ServedVersion {
         const coreColumns = await pool.use((conn) => readCoreColumns(conn));
         const more = await pool.use((conn) => readMonths(conn));
         const version = new ServedVersion(label, info.latestWeek, weeks, coreColumns, more, instance, pool, options);
-        if (options.lookupFiles ?? true) version.lookupFileReady = version.#startLookupFile(file);
+        if (options.lookupFiles ?? true) version.lookupFileReady = version.#startLookupFile(file, options.lookupFileWeeks ?? DEFAULT_LOOKUP_FILE_WEEKS);
         return version;
       } catch (err) {
         pool.close();
@@ -171,9 +185,11 @@ export class ServedVersion {
     this.#queries++;
     const file = this.#lookupFile;
     // The lookup file holds the spec's documents; other columns, months and geometry are DuckDB's.
-    if (file && !request.coreExtras && !request.weekExtras?.length && !request.months?.length && !request.geometry) {
+    if (file && !request.coreExtras && !request.weekExtras?.length && !request.months?.length && !request.geometry && request.weeks.every((w) => this.#fileWeeks.has(w))) {
       try {
-        return Promise.resolve(file.lookup(request));
+        const found = file.lookup(request);
+        this.lookupCounts.lookup_file++;
+        return Promise.resolve(found);
       } catch (err) {
         // A read that fails (the disk, a file cut short) is not the request's fault: DuckDB answers it, and the rest.
         this.#lookupFile = null;
@@ -181,6 +197,7 @@ export class ServedVersion {
         file.close();
       }
     }
+    this.lookupCounts.duckdb++;
     return this.#lookups.fetch(request);
   }
 

@@ -47,7 +47,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     dataDir: config.dataDir, pollMs: config.pointerPollMs,
     ...(shared ? { pointer: shared.pointer, files: new CachedVersionFiles(shared.cache, config.cacheGraceSeconds * 1000), waitForFirst: false } : {}),
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
-    lookupFiles: config.lookupFiles,
+    lookupFiles: config.lookupFiles, lookupFileWeeks: config.lookupFileWeeks,
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
   await keys.refresh();

@@ -223,7 +223,8 @@ export class VersionStore {
     await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
       this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
     });
-    await pruneLookupFiles(lookupRoot(file), path.dirname(file)).catch((err: unknown) => {
+    const keep = new Set([label, previous?.label ?? '', ...this.#pinned.keys()]);
+    await pruneLookupFiles(lookupRoot(file), path.dirname(file), keep).catch((err: unknown) => {
       this.#log.warn({ err: (err as Error).message }, 'lookup file clean-up failed');
     });
   }

@@ -55,6 +55,8 @@ export interface Config {
    * default true; false: every look-up is a DuckDB statement, as before the lookup file).
    */
   readonly lookupFiles: boolean;
+  /** How many of the newest weeks a lookup file holds besides core; older weeks are DuckDB statements (LOOKUP_FILE_WEEKS, default 104). */
+  readonly lookupFileWeeks: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -232,6 +234,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     lookupFiles: boolVar(env, 'LOOKUP_FILES', true),
+    lookupFileWeeks: intVar(env, 'LOOKUP_FILE_WEEKS', 104, 0, 100_000),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),

@@ -74,6 +74,24 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
     });
   });
 
+  it('holds only the newest LOOKUP_FILE_WEEKS weeks: a look-up of an older week, or of other columns, is a DuckDB statement', async () => {
+    const version = await ServedVersion.open(file, label, { ...BASE, lookupFileWeeks: 1 });
+    await version.lookupFileReady;
+    const newest = weeks[WEEKS - 1]!;
+    const asked = [
+      { placekeys: keys.slice(0, 30), core: true, weeks: [newest] },
+      { placekeys: keys.slice(0, 30), core: true, weeks: [weeks[0]!] },
+      { placekeys: keys.slice(0, 30), core: true, weeks: [newest], coreExtras: true },
+      { placekeys: keys.slice(0, 30), core: false, weeks: [newest] },
+    ];
+    for (const request of asked) expect(await version.lookup(request)).to.deep.equal(await reference.lookup(request));
+    expect(version.lookupCounts).to.deep.equal({ lookup_file: 2, duckdb: 2 });
+    version.retire();
+    // Another week count is another file: built again, with core and that many weeks.
+    const manifest = JSON.parse(await readFile(path.join(lookupRoot(file), label, 'manifest.json'), 'utf8'));
+    expect(manifest.columns).to.deep.equal(['core', `w${newest.replaceAll('-', '')}`]);
+  });
+
   it('rebuilds a folder cut short, and one written before a reboot', async () => {
     const folder = path.join(lookupRoot(file), label);
     await truncate(path.join(folder, '1.dat'), 1000);
@@ -116,21 +134,28 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
     expect(await readdir(lookupRoot(file))).to.deep.equal([]);
   });
 
-  it('pruning removes folders of versions that are gone and builds of dead processes, and keeps the rest', async () => {
+  it('pruning keeps the labels asked for while their file exists and running builds; it removes the rest', async () => {
     const root = lookupRoot(file);
     const version = await ServedVersion.open(file, label, BASE);
     await version.lookupFileReady;
     version.retire();
-    await mkdir(path.join(root, '1600000000__2020_09'));
+    const gone = '1600000000__2020_09';
+    await mkdir(path.join(root, gone));
     await mkdir(path.join(root, `.building-${label}-999999999-0a0b0c0d`));
     await mkdir(path.join(root, `.building-${label}-${process.pid}-0a0b0c0d`));
-    expect((await pruneLookupFiles(root, path.dirname(file))).sort()).to.deep.equal([`.building-${label}-999999999-0a0b0c0d`, '1600000000__2020_09']);
+    expect((await pruneLookupFiles(root, path.dirname(file), new Set([label, gone]))).sort()).to.deep.equal([`.building-${label}-999999999-0a0b0c0d`, gone]);
     expect((await readdir(root)).sort()).to.deep.equal([`.building-${label}-${process.pid}-0a0b0c0d`, label]);
     await removeDir(path.join(root, `.building-${label}-${process.pid}-0a0b0c0d`));
+    // A version neither current, previous nor open: its lookup file goes, its version file stays.
+    expect(await pruneLookupFiles(root, path.dirname(file), new Set())).to.deep.equal([label]);
+    expect(await readdir(root)).to.deep.equal([]);
   });
 
   it('a build that finds the folder already named by another process keeps that one', async () => {
     const root = lookupRoot(file);
+    const version = await ServedVersion.open(file, label, BASE);
+    await version.lookupFileReady;
+    version.retire();
     const before = await readFile(path.join(root, label, 'manifest.json'), 'utf8');
     const columns = ['core', ...weeks.map((w) => `w${w.replaceAll('-', '')}`)];
     const built = await reference.query((conn) => buildLookupFile(conn, root, label, columns, () => false));

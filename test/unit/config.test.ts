@@ -22,6 +22,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_MEMORY_LIMIT: 'lots' })).to.throw('API_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"');
   });
 
+  it('reads look-ups from lookup files of the newest 104 weeks by default; LOOKUP_FILES=false and LOOKUP_FILE_WEEKS change that', () => {
+    expect([loadConfig({}).lookupFiles, loadConfig({}).lookupFileWeeks, loadConfig({ LOOKUP_FILES: 'false' }).lookupFiles, loadConfig({ LOOKUP_FILE_WEEKS: '0' }).lookupFileWeeks])
+      .to.deep.equal([true, 104, false, 0]);
+    expect(() => loadConfig({ LOOKUP_FILES: 'no' })).to.throw('LOOKUP_FILES must be true or false; got "no"');
+  });
+
   it('leaves metrics open and the worker\'s metrics server off by default; takes a token and a port', () => {
     expect([loadConfig({}).metricsToken, loadConfig({}).workerMetricsPort, loadConfig({ WORKER_METRICS_PORT: '0' }).workerMetricsPort])
       .to.deep.equal([null, null, null]);
