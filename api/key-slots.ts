@@ -39,6 +39,13 @@ export class KeySlots {
     }
   }
 
+  /** The key at a position of the list. */
+  keyAt(position: number): string {
+    const base = position * this.#width;
+    const end = this.#keys.indexOf(0, base);
+    return this.#keys.toString('latin1', base, end < 0 || end > base + this.#width ? base + this.#width : end);
+  }
+
   #holds(position: number, key: string): boolean {
     const base = position * this.#width;
     for (let j = 0; j < this.#width; j++) {

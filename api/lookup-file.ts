@@ -134,6 +134,11 @@ export class LookupFile {
     return found;
   }
 
+  /** The key at a position (0 to rows - 1) of the file's key list. */
+  keyAt(position: number): string {
+    return this.#keys.keyAt(position);
+  }
+
   /** A column's raw document text for the key at `position` (null: none), for checks against the version file. */
   document(name: string, placekey: string): string | null | undefined {
     const position = this.#keys.find(placekey);

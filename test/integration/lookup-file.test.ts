@@ -122,11 +122,27 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
     expect(version.lookupPath).to.equal('duckdb');
     expect(version.lookupFileError).to.match(/^lookup file read failed: lookup file document \d+ fails its CRC-32$/);
     version.retire();
-    // The next open finds the damage only if its sample reads that document: reading it fails the same way, so drop the folder.
-    await removeDir(path.join(lookupRoot(file), label));
+    // The next open checks keys spread over the file, the first among them: the damage is found and the file rebuilt.
+    const reopened = await ServedVersion.open(file, label, BASE);
+    await reopened.lookupFileReady;
+    expect([reopened.lookupPath, reopened.lookupFileError, typeof reopened.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', null, 'number']);
+    await expectSameAnswers(reopened);
+    reopened.retire();
+  });
+
+  it('a key list that no longer matches the version file (same size) is found on open and rebuilt', async () => {
+    const keysFile = await open(path.join(lookupRoot(file), label, 'keys.bin'), 'r+');
+    await keysFile.write(Buffer.from('zzz'), 0, 3, 0);
+    await keysFile.close();
+    const version = await ServedVersion.open(file, label, BASE);
+    await version.lookupFileReady;
+    expect([version.lookupPath, version.lookupFileError, typeof version.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', null, 'number']);
+    await expectSameAnswers(version);
+    version.retire();
   });
 
   it('a version opened with lookup files off reads only DuckDB and writes nothing', async () => {
+    await removeDir(path.join(lookupRoot(file), label));
     const version = await ServedVersion.open(file, label, { ...BASE, lookupFiles: false });
     await version.lookupFileReady;
     expect([version.lookupPath, version.lookupFileError]).to.deep.equal(['duckdb', null]);
