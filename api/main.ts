@@ -50,7 +50,6 @@ interface Shared {
   readonly store: VersionFileStore;
   readonly pointer: RedisVersionPointer;
   readonly cache: VersionCache;
-  readonly fleet: WebFleetMember;
   readonly lock: PublishLock;
   readonly stage: (label: string) => Promise<void>;
 }
@@ -62,9 +61,8 @@ function openShared(config: Config, log: Logger): Shared | null {
   const store = openVersionFileStore(config.versionStore);
   log.info({ store: store.description, cache: config.dataDir }, 'versions come from the store through the local cache; the pointer is in Redis');
   const cache = new VersionCache(config.dataDir, store, log);
-  const fleet = new WebFleetMember(redis, config.redisPrefix, (label) => cache.ensure(label), log);
   return {
-    redis, store, pointer: new RedisVersionPointer(redis, config.redisPrefix), cache, fleet,
+    redis, store, pointer: new RedisVersionPointer(redis, config.redisPrefix), cache,
     // For the status page's rollback button: the same move as `placedata rollback`.
     lock: new PublishLock(redis, config.redisPrefix), stage: stageOnFleet(redis, config.redisPrefix, config.stageTimeoutSeconds * 1000, log),
   };
@@ -77,11 +75,13 @@ async function main(): Promise<void> {
   const redis = await connectRateLimitRedis(config, log);
   const shared = openShared(config, log);
   const server = await startServer(config, log, { redis, shared });
-  await shared?.fleet.start();
+  // Staging a version before the pointer moves: its file downloaded and its lookup file built.
+  const fleet = shared ? new WebFleetMember(shared.redis, config.redisPrefix, (label) => server.store.stage(label), log) : null;
+  await fleet?.start();
   if (!server.store.current && !shared) log.warn({ data_dir: config.dataDir }, 'no version is current yet: /readyz answers 503 until one is loaded');
   const stop = (signal: string) => {
     log.info({ signal }, 'draining');
-    server.close().then(() => shared?.fleet.stop()).then(() => closeRedis(redis)).then(() => shared?.store.close()).then(() => closeRedis(shared?.redis ?? null)).then(() => process.exit(0), (err: unknown) => {
+    server.close().then(() => fleet?.stop()).then(() => closeRedis(redis)).then(() => shared?.store.close()).then(() => closeRedis(shared?.redis ?? null)).then(() => process.exit(0), (err: unknown) => {
       log.error({ err: (err as Error).message }, 'shutdown failed');
       process.exit(1);
     });

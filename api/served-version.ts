@@ -35,6 +35,8 @@ export interface ServeOptions {
    * time when years of history are kept.
    */
   readonly lookupFileWeeks?: number;
+  /** Told when a read of the lookup file fails in service (the version goes back to DuckDB). */
+  readonly onLookupFileError?: (label: string, message: string) => void;
 }
 
 /** Weeks a lookup file holds when ServeOptions.lookupFileWeeks is not given. */
@@ -61,6 +63,7 @@ export class ServedVersion {
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
+  readonly #onLookupFileError: ((label: string, message: string) => void) | undefined;
   #lookupFile: LookupFile | null = null;
   /** The weeks the lookup file holds (the newest lookupFileWeeks). */
   #fileWeeks: ReadonlySet<string> = new Set();
@@ -96,6 +99,7 @@ export class ServedVersion {
     this.#instance = instance;
     this.#pool = pool;
     this.#lookups = new LookupCoalescer((work) => pool.use(work), options.connections, options.coalesceKeys);
+    this.#onLookupFileError = options.onLookupFileError;
   }
 
   /**
@@ -195,6 +199,7 @@ export class ServedVersion {
         this.#lookupFile = null;
         this.lookupFileError = `lookup file read failed: ${(err as Error).message}`;
         file.close();
+        this.#onLookupFileError?.(this.label, this.lookupFileError);
       }
     }
     this.lookupCounts.duckdb++;

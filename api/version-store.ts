@@ -68,7 +68,10 @@ export class VersionStore {
   readonly #pinned = new Map<string, Promise<ServedVersion>>();
 
   constructor(options: VersionStoreOptions, log: Logger) {
-    this.#options = options;
+    this.#options = {
+      ...options,
+      onLookupFileError: (label, message) => log.error({ label, err: message }, 'lookup file failed: look-ups of this version read the DuckDB file from now on (slower)'),
+    };
     this.#log = log;
     this.#pointer = options.pointer ?? new FileVersionPointer(options.dataDir);
     this.#files = options.files ?? new LocalVersionFiles(options.dataDir);
@@ -167,6 +170,25 @@ export class VersionStore {
     }
   }
 
+  /**
+   * Gets a version ready to be switched to before the pointer names it (a staged publish, many
+   * machines): its file into the local cache, verified, and its lookup file built, so that the
+   * switch itself is an open of files already there.
+   * @throws what getting the file threw; VERSION_NOT_FOUND when the store has no such version.
+   */
+  async stage(label: string): Promise<void> {
+    const file = await this.#files.localFile(label);
+    if (file === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
+    if (!(this.#options.lookupFiles ?? true) || this.openLabels.includes(label)) return;
+    const version = await ServedVersion.open(file, label, this.#options);
+    try {
+      await version.lookupFileReady;
+      this.#logLookupFile(version);
+    } finally {
+      version.retire();
+    }
+  }
+
   /** Labels this process has open: the current version and the pinned ones. */
   get openLabels(): string[] {
     return [...(this.#current ? [this.#current.label] : []), ...this.#pinned.keys()];
@@ -189,6 +211,8 @@ export class VersionStore {
   }
 
   #pending: Promise<void> | null = null;
+  /** A version opened for the pointer, waiting for its lookup file before it takes traffic. */
+  #opening: ServedVersion | null = null;
 
   async #refreshOnce(): Promise<void> {
     if (this.#closed) return;
@@ -211,9 +235,11 @@ export class VersionStore {
     }
     // The new version takes traffic once its look-ups read its lookup file (built on first
     // open: seconds per million POIs); the version in service answers meanwhile.
+    this.#opening = next;
     await next.lookupFileReady;
-    this.#logLookupFile(next);
+    this.#opening = null;
     if (this.#closed) return next.retire();
+    this.#logLookupFile(next);
     const previous = this.#current;
     this.#current = next;
     this.#previousLabel = previous?.label ?? null;
@@ -243,6 +269,8 @@ export class VersionStore {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#unwatch?.();
+    // A lookup file being built for the next version stops at its next chunk.
+    this.#opening?.retire();
     await this.#refreshing;
     for (const label of [...this.#pinned.keys()]) this.#unpin(label);
     this.#current?.retire();
