@@ -1,5 +1,6 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { fileNameOf } from '../../shared/version-label.ts';
 
 export interface ProcStats {
   /** Resident set size (VmRSS), in KiB. */
@@ -17,14 +18,24 @@ export async function procStats(pid: number): Promise<ProcStats> {
 }
 
 /**
- * The files under `dir` that a process holds open, by base name; a file deleted while open is
- * listed with the " (deleted)" suffix the kernel gives it.
+ * The files under `dir` that a process holds open, by path relative to `dir`; a file deleted
+ * while open is listed with the " (deleted)" suffix the kernel gives it.
  */
 export async function openFilesUnder(pid: number, dir: string): Promise<string[]> {
   const open: string[] = [];
   for (const fd of await readdir(`/proc/${pid}/fd`)) {
     const target = await readlink(`/proc/${pid}/fd/${fd}`).catch(() => null); // closed meanwhile
-    if (target?.startsWith(dir + path.sep)) open.push(path.basename(target));
+    if (target?.startsWith(dir + path.sep)) open.push(path.relative(dir, target));
   }
   return open.sort();
+}
+
+/**
+ * What a web process serving `label` from `dataDir` holds open there, sorted: the version file
+ * and its lookup file's documents and indexes (the key list and manifest are read and closed).
+ */
+export async function servingFiles(dataDir: string, label: string): Promise<string[]> {
+  const lookup = path.join('.lookup', label);
+  const documents = (await readdir(path.join(dataDir, lookup))).filter((f) => /\.(dat|idx)$/.test(f)).map((f) => path.join(lookup, f));
+  return [fileNameOf(label), ...documents].sort();
 }

@@ -1,12 +1,11 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { readPointer } from '../../shared/pointer.ts';
-import { fileNameOf } from '../../shared/version-label.ts';
 import { eventually } from '../helpers/eventually.ts';
 import type { Outcome } from '../helpers/load-client.ts';
 import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
-import { openFilesUnder } from '../helpers/proc-stats.ts';
+import { openFilesUnder, servingFiles } from '../helpers/proc-stats.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
 import { followsPointer } from '../helpers/served-sequence.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -100,7 +99,7 @@ describe(`swap and rollback under load (spawned API, ${CLIENTS} clients, ${PUBLI
     expect([...distinct].sort()).to.deep.equal([...new Set(states)].sort());
     // Retired versions are closed once their requests finish: the API ends up holding only the
     // current file, and no deleted one.
-    await eventually(async () => expect(await openFilesUnder(api!.child.pid!, dataDir)).to.deep.equal([fileNameOf(states.at(-1)!)]), 10_000, 100);
+    await eventually(async () => expect(await openFilesUnder(api!.child.pid!, dataDir)).to.deep.equal(await servingFiles(dataDir, states.at(-1)!)), 10_000, 100);
     expect(await stopProcess(api)).to.equal(0);
     expect(api.output()).not.to.match(/"level":(40|50|60)/);
     api = undefined;
