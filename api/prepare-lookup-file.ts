@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { openReadOnly } from '../shared/duckdb-open.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { SERVING } from '../shared/version-schema.ts';
 import { buildLookupFile } from './build-lookup-file.ts';
@@ -8,6 +9,7 @@ import { LookupFile } from './lookup-file.ts';
 
 /** Keys checked against the version file each time a lookup file is opened. */
 const CHECKED_KEYS = 32;
+
 
 /** Where the lookup files of the versions in a folder live: `<folder>/.lookup/<label>`. */
 export function lookupRoot(versionFile: string): string {
@@ -20,15 +22,37 @@ export function lookupRoot(versionFile: string): string {
  * that disagrees too is an error). `columns` are the `serve_places` document columns (`core`,
  * then the weeks), `run` borrows a connection of the version.
  */
-export async function prepareLookupFile(versionFile: string, label: string, columns: readonly string[],
-  run: <T>(work: (conn: DuckDBConnection) => Promise<T>) => Promise<T>, cancelled: () => boolean): Promise<{ file: LookupFile; built: boolean }> {
+export async function prepareLookupFile(versionFile: string, label: string, columns: readonly string[], memoryLimit: string, cancelled: () => boolean): Promise<{ file: LookupFile; built: boolean }> {
+  // An instance of its own, closed when done: on the serving instance the build's scan filled
+  // the buffer pool (API_MEMORY_LIMIT, 5 GB at 5M POIs) with blocks look-ups never read again.
+  // It gets the same limit: a served version cannot spill, and with 256MB a scan of 53 document
+  // columns failed wanting to.
+  const instance = await openReadOnly(versionFile, { memoryLimit, threads: null });
+  try {
+    const conn = await instance.connect();
+    try {
+      return await prepareWith(conn, versionFile, label, columns, cancelled);
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+async function prepareWith(conn: DuckDBConnection, versionFile: string, label: string, columns: readonly string[], cancelled: () => boolean): Promise<{ file: LookupFile; built: boolean }> {
+  const run = <T>(work: (c: DuckDBConnection) => Promise<T>) => work(conn);
   const dir = path.join(lookupRoot(versionFile), label);
   const rows = await run(async (conn) => Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${SERVING.places}`)).getRowObjectsJS()[0]!['n']));
   for (let attempt = 0; ; attempt++) {
     const existing = LookupFile.open(dir, label, columns, rows);
     if (existing) {
       const wrong = await run((conn) => disagreement(conn, existing, columns));
-      if (wrong === null) return { file: existing, built: attempt > 0 };
+      if (wrong === null) {
+        // Core and the newest week are what most look-ups read.
+        await existing.warm([...new Set([columns[0]!, columns.at(-1)!])]);
+        return { file: existing, built: attempt > 0 };
+      }
       existing.close();
       if (attempt > 0) throw new Error(`the lookup file built for ${label} disagrees with the version file: ${wrong}`);
     } else if (attempt > 0) {

@@ -106,18 +106,20 @@ export class ServedVersion {
    * Opens or builds the version's lookup file in the background (the version answers through
    * DuckDB meanwhile, and for good if that fails). The version stays open until it is done.
    */
-  #startLookupFile(file: string, weeks: number): Promise<void> {
+  #startLookupFile(file: string, weeks: number, memoryLimit: string): Promise<void> {
     this.#fileWeeks = new Set(weeks > 0 ? this.#weeks.slice(-weeks) : []);
     const columns = ['core', ...[...this.#fileWeeks].map(weekColumn)];
     const started = Date.now();
     this.retain();
-    return prepareLookupFile(file, this.label, columns, (work) => this.#pool.use(work), () => this.#retired)
+    return prepareLookupFile(file, this.label, columns, memoryLimit, () => this.#retired)
       .then(({ file: lookupFile, built }) => {
         if (this.#retired) return lookupFile.close();
         this.#lookupFile = lookupFile;
         if (built) this.lookupFileBuildSeconds = (Date.now() - started) / 1000;
-      }, (err: unknown) => {
+      }, async (err: unknown) => {
         this.lookupFileError = (err as Error).message;
+        // Look-ups go to DuckDB for good: warm its blocks as a version without lookup files is.
+        if (!this.#retired) await this.#pool.use((conn) => warm(conn, this.latestWeek)).catch(() => undefined);
       })
       .finally(() => this.release());
   }
@@ -138,16 +140,14 @@ export class ServedVersion {
         if (info.label !== label || !READABLE_SCHEMAS.includes(info.schemaVersion)) {
           throw new AppError(ErrorCodes.VERSION_INVALID, `${file} holds ${info.label} (schema ${info.schemaVersion}), expected ${label} (schema ${READABLE_SCHEMAS.join(' or ')})`);
         }
-        // Right after opening, look-ups are several times slower until the blocks they touch
-        // are cached; one scan of the key, core and newest week before the version takes
-        // traffic warms them.
-        const newest = info.latestWeek ? `, sum(length(${quoteIdent(weekColumn(info.latestWeek))}))` : '';
-        await pool.use((conn) => conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`));
+        const lookupFiles = options.lookupFiles ?? true;
+        // With lookup files DuckDB answers look-ups only if the file cannot be had (warmed then).
+        if (!lookupFiles) await pool.use((conn) => warm(conn, info.latestWeek));
         const weeks = await pool.use((conn) => readWeekColumns(conn));
         const coreColumns = await pool.use((conn) => readCoreColumns(conn));
         const more = await pool.use((conn) => readMonths(conn));
         const version = new ServedVersion(label, info.latestWeek, weeks, coreColumns, more, instance, pool, options);
-        if (options.lookupFiles ?? true) version.lookupFileReady = version.#startLookupFile(file, options.lookupFileWeeks ?? DEFAULT_LOOKUP_FILE_WEEKS);
+        if (lookupFiles) version.lookupFileReady = version.#startLookupFile(file, options.lookupFileWeeks ?? DEFAULT_LOOKUP_FILE_WEEKS, options.memoryLimit);
         return version;
       } catch (err) {
         pool.close();
@@ -253,6 +253,15 @@ export class ServedVersion {
     this.#pool.close();
     this.#instance.closeSync();
   }
+}
+
+/**
+ * Right after opening, DuckDB look-ups are several times slower until the blocks they touch are
+ * cached; one scan of the key, core and newest week before the version takes traffic warms them.
+ */
+async function warm(conn: DuckDBConnection, latestWeek: string | null): Promise<void> {
+  const newest = latestWeek ? `, sum(length(${quoteIdent(weekColumn(latestWeek))}))` : '';
+  await conn.run(`SELECT count(placekey), sum(length(core))${newest} FROM ${SERVING.places}`);
 }
 
 async function readInfo(conn: DuckDBConnection): Promise<{ label: string; schemaVersion: number; latestWeek: string | null }> {

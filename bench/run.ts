@@ -60,15 +60,18 @@ function apiMemoryFor(o: Options, pois: number): string {
 // Rate limits off: the benchmark measures look-ups, and its load is far over a key's default limit.
 // The API is ready once its first version is open with its lookup file, built on first open
 // (about 16 s per million POIs x 4 weeks): the seconds it took are reported with the look-ups.
-async function startApi(dataDir: string, port: number, memory: string): Promise<{ child: ChildProcess; ready_s: number }> {
+async function startApi(dataDir: string, port: number, memory: string): Promise<{ child: ChildProcess; ready_s: number; lookup_path: string }> {
   const started = Date.now();
   const child = spawn(process.execPath, ['api/main.ts'], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: memory }, stdio: 'ignore' });
   while (Date.now() - started < 30 * 60_000) {
     const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
     if (ok) {
       const ready_s = Number(((Date.now() - started) / 1000).toFixed(1));
-      log(`API on ${dataDir} ready in ${ready_s} s`);
-      return { child, ready_s };
+      // Which path its look-ups take (the lookup file, or DuckDB when the file could not be had).
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      const lookup_path = /^placedata_version_lookup_path\{path="(\w+)"\} 1$/m.exec(metrics)?.[1] ?? 'unknown';
+      log(`API on ${dataDir} ready in ${ready_s} s, look-ups from ${lookup_path}`);
+      return { child, ready_s, lookup_path };
     }
     if (child.exitCode !== null) throw new Error(`the API exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -247,8 +250,9 @@ async function lookupsPart(o: Options, files: string[], mainData: string, result
     log('peer: loading PostgreSQL (COPY)');
     results['peer_load'] = await loadPeer(files);
   }
-  const { child: api, ready_s } = await startApi(mainData, 4301, apiMemoryFor(o, o.pois));
+  const { child: api, ready_s, lookup_path } = await startApi(mainData, 4301, apiMemoryFor(o, o.pois));
   results['api_ready_s'] = ready_s;
+  results['lookup_path'] = lookup_path;
   const peer = o.peer ? await startPeer(4302) : null;
   try {
     const servers: Server[] = [{ name: 'ours', make: (mode, src) => ourTarget(4301, mode, src) }];
@@ -285,10 +289,10 @@ async function scalingPart(o: Options, ours: readonly LookupRow[]): Promise<Reco
       await rm(dataDir, { recursive: true, force: true });
       continue;
     }
-    const { child: server, ready_s } = await startApi(dataDir, 4303, apiMemoryFor(o, pois));
+    const { child: server, ready_s, lookup_path } = await startApi(dataDir, 4303, apiMemoryFor(o, pois));
     try {
       const [row] = await lookups([{ name: `ours ${pois}x${weeks}`, make: (mode, src) => ourTarget(4303, mode, src) }], pois, o, [100], ['both']);
-      scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load, api_memory: apiMemoryFor(o, pois), api_ready_s: ready_s });
+      scaling.push({ pois, weeks, p50_ms: row!.c1.p50_ms, p99_ms: row!.c1.p99_ms, rps_c16: row!.c16.rps, load, api_memory: apiMemoryFor(o, pois), api_ready_s: ready_s, lookup_path });
     } finally {
       await stop(server);
       await rm(dataDir, { recursive: true, force: true });
@@ -316,7 +320,7 @@ function renderResults(r: Record<string, any>): string {
     lines.push(`- 100 keys, core + one week: p50 ours/PostGraphile = ${ratio(ours100.c1.p50_ms, peer100.c1.p50_ms)}; throughput at c16 ours/PostGraphile = ${ratio(ours100.c16.rps, peer100.c16.rps)}.`);
   }
   if (ours100) lines.push(`- 100 keys, core + one week: p50 ${ours100.c1.p50_ms} ms, p99 ${ours100.c1.p99_ms} ms (targets 5 ms and 20 ms).`);
-  if (r.api_ready_s !== undefined) lines.push(`- The measured API was ready ${r.api_ready_s} s after it started (opening the version and building its lookup file, docs/architecture.md).`);
+  if (r.api_ready_s !== undefined) lines.push(`- The measured API was ready ${r.api_ready_s} s after it started (opening the version and building its lookup file, docs/architecture.md); its look-ups read ${r.lookup_path ?? 'unknown'}.`);
   const i = r.ingest;
   if (i) {
     const load = (x: any) => (x.load1 === undefined ? '' : `, load avg ${x.load1}`);
@@ -324,15 +328,15 @@ function renderResults(r: Record<string, any>): string {
     lines.push(`- Ingest Parquet: ours ${i.ours_parquet.seconds} s${load(i.ours_parquet)} / DuckDB CTAS ${i.raw_parquet.seconds} s${load(i.raw_parquet)} = ${ratio(i.ours_parquet.seconds, i.raw_parquet.seconds)}; peak RSS ${i.ours_parquet.rss_mb} MB (raw ${i.raw_parquet.rss_mb} MB).`);
   }
   if (r.scaling?.length) {
-    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | API_MEMORY_LIMIT | p50 ms | p99 ms | req/s (c16) | load s | load peak RSS MB | API ready s (lookup file built) |', '|---|---|---|---|---|---|---|---|---|');
+    lines.push('', '## Scaling (100 keys, core + one week, c1)', '', '| POIs | weeks | API_MEMORY_LIMIT | p50 ms | p99 ms | req/s (c16) | load s | load peak RSS MB | API ready s (lookup file built) | look-ups read |', '|---|---|---|---|---|---|---|---|---|---|');
     // The default-scale point is the look-up part's own measurement (its row has no load of its
     // own); shown from the look-up figures in this file, whichever run wrote them.
     const fromLookups = (s: any) => (s.load === undefined && !s.load_failed && ours100 && s.pois === r.options.pois && s.weeks === r.options.weeks
       ? { ...s, p50_ms: ours100.c1.p50_ms, p99_ms: ours100.c1.p99_ms, rps_c16: ours100.c16.rps } : s);
     r.scaling = r.scaling.map(fromLookups);
     for (const s of r.scaling) {
-      lines.push(s.load_failed ? `| ${s.pois} | ${s.weeks} | | load failed: ${s.load_failed} | | | | | |`
-        : `| ${s.pois} | ${s.weeks} | ${s.api_memory ?? '1GB (before the option)'} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} | ${s.api_ready_s ?? (s.load === undefined ? r.api_ready_s ?? '' : '')} |`);
+      lines.push(s.load_failed ? `| ${s.pois} | ${s.weeks} | | load failed: ${s.load_failed} | | | | | | |`
+        : `| ${s.pois} | ${s.weeks} | ${s.api_memory ?? '1GB (before the option)'} | ${s.p50_ms} | ${s.p99_ms} | ${s.rps_c16} | ${s.load?.seconds ?? '(the look-up run\'s data)'} | ${s.load?.rss_mb ?? ''} | ${s.api_ready_s ?? (s.load === undefined ? r.api_ready_s ?? '' : '')} | ${s.lookup_path ?? (s.load === undefined ? r.lookup_path ?? '' : '')} |`);
     }
     const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
     for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}${s.load === undefined ? ' (across parts: the look-up part\'s figure)' : ''}`);
