@@ -164,11 +164,20 @@ export class LookupFile {
     return doc.toString('utf8');
   }
 
+  /** Bytes of a column's index and documents. */
+  columnBytes(name: string): number {
+    const i = this.manifest.columns.indexOf(name);
+    if (i < 0) throw new Error(`lookup file has no column ${name}`);
+    return (this.manifest.rows + 1) * ENTRY_BYTES + this.manifest.dataBytes[i]!;
+  }
+
   /**
    * Reads the named columns' files once, front to back, so that their pages are in the page
-   * cache before the version takes traffic (a lookup file reused after a restart is on disk,
-   * not in memory: each first read of a page would wait for the disk). Sequential reads of a
-   * few GB take seconds; random first reads under load took each request tens of milliseconds.
+   * cache before the version takes traffic. Reads are synchronous on the request's thread and
+   * a page that is not cached waits for the disk: a lookup file reused after other large I/O
+   * (a 5M-POI load in between) answered 100-key look-ups of a cold week in 29.8 ms p50 instead
+   * of about 1.3. A page read twice (written, then warmed) is also kept longer by the kernel
+   * than one read once. Sequential reads take about a second per GB.
    */
   async warm(names: readonly string[]): Promise<void> {
     const buffer = Buffer.alloc(8 * 1024 * 1024);

@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../shared/duckdb-open.ts';
@@ -49,8 +50,7 @@ async function prepareWith(conn: DuckDBConnection, versionFile: string, label: s
     if (existing) {
       const wrong = await run((conn) => disagreement(conn, existing, columns));
       if (wrong === null) {
-        // Core and the newest week are what most look-ups read.
-        await existing.warm([...new Set([columns[0]!, columns.at(-1)!])]);
+        await existing.warm(toWarm(existing, columns));
         return { file: existing, built: attempt > 0 };
       }
       existing.close();
@@ -62,6 +62,23 @@ async function prepareWith(conn: DuckDBConnection, versionFile: string, label: s
     await rm(dir, { recursive: true, force: true });
     await run((conn) => buildLookupFile(conn, lookupRoot(versionFile), label, columns, cancelled));
   }
+}
+
+/**
+ * The columns read into the page cache before a version takes traffic: core, then the weeks
+ * newest first, while they fit in half the machine's memory (the rest of history is read from
+ * disk on first use).
+ */
+function toWarm(file: LookupFile, columns: readonly string[]): string[] {
+  const budget = os.totalmem() / 2;
+  const chosen: string[] = [];
+  let bytes = 0;
+  for (const column of [columns[0]!, ...columns.slice(1).reverse()]) {
+    bytes += file.columnBytes(column);
+    if (bytes > budget) break;
+    chosen.push(column);
+  }
+  return chosen;
 }
 
 /**
