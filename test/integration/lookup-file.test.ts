@@ -53,6 +53,15 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
     }
   }
 
+  /** Opens the version expecting its lookup file rebuilt (and then right), and closes it. */
+  async function expectRebuiltOnOpen(): Promise<void> {
+    const version = await ServedVersion.open(file, label, BASE);
+    await version.lookupFileReady;
+    expect([version.lookupPath, version.lookupFileError, typeof version.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', null, 'number']);
+    await expectSameAnswers(version);
+    version.retire();
+  }
+
   it('is built on open, answers every key of every week exactly as the DuckDB statement does, and is reused by the next open', async () => {
     expect(weeks).to.have.length(WEEKS);
     const version = await ServedVersion.open(file, label, BASE);
@@ -95,17 +104,10 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
   it('rebuilds a folder cut short, and one written before a reboot', async () => {
     const folder = path.join(lookupRoot(file), label);
     await truncate(path.join(folder, '1.dat'), 1000);
-    const cut = await ServedVersion.open(file, label, BASE);
-    await cut.lookupFileReady;
-    expect([cut.lookupPath, typeof cut.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', 'number']);
-    await expectSameAnswers(cut);
-    cut.retire();
+    await expectRebuiltOnOpen();
     const manifest = JSON.parse(await readFile(path.join(folder, 'manifest.json'), 'utf8'));
     await writeFile(path.join(folder, 'manifest.json'), JSON.stringify({ ...manifest, bootId: 'an-earlier-boot' }));
-    const rebooted = await ServedVersion.open(file, label, BASE);
-    await rebooted.lookupFileReady;
-    expect([rebooted.lookupPath, typeof rebooted.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', 'number']);
-    rebooted.retire();
+    await expectRebuiltOnOpen();
   });
 
   it('a document damaged on disk fails its checksum: that look-up and every later one are answered by DuckDB, correctly', async () => {
@@ -123,22 +125,14 @@ describe('lookup files: the spec documents read without a DuckDB statement', fun
     expect(version.lookupFileError).to.match(/^lookup file read failed: lookup file document \d+ fails its CRC-32$/);
     version.retire();
     // The next open checks keys spread over the file, the first among them: the damage is found and the file rebuilt.
-    const reopened = await ServedVersion.open(file, label, BASE);
-    await reopened.lookupFileReady;
-    expect([reopened.lookupPath, reopened.lookupFileError, typeof reopened.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', null, 'number']);
-    await expectSameAnswers(reopened);
-    reopened.retire();
+    await expectRebuiltOnOpen();
   });
 
   it('a key list that no longer matches the version file (same size) is found on open and rebuilt', async () => {
     const keysFile = await open(path.join(lookupRoot(file), label, 'keys.bin'), 'r+');
     await keysFile.write(Buffer.from('zzz'), 0, 3, 0);
     await keysFile.close();
-    const version = await ServedVersion.open(file, label, BASE);
-    await version.lookupFileReady;
-    expect([version.lookupPath, version.lookupFileError, typeof version.lookupFileBuildSeconds]).to.deep.equal(['lookup_file', null, 'number']);
-    await expectSameAnswers(version);
-    version.retire();
+    await expectRebuiltOnOpen();
   });
 
   it('a version opened with lookup files off reads only DuckDB and writes nothing', async () => {
