@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { crc32 } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../shared/sql.ts';
 import { SERVING } from '../shared/version-schema.ts';
-import { crc32 } from 'node:zlib';
 import { bootId, ENTRY_BYTES, LOOKUP_FORMAT, type LookupManifest } from './lookup-file.ts';
 
 /** Thrown when the version closed while its lookup file was being built. */

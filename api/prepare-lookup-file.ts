@@ -11,7 +11,6 @@ import { LookupFile } from './lookup-file.ts';
 /** Keys checked against the version file each time a lookup file is opened. */
 const CHECKED_KEYS = 32;
 
-
 /** Where the lookup files of the versions in a folder live: `<folder>/.lookup/<label>`. */
 export function lookupRoot(versionFile: string): string {
   return path.join(path.dirname(versionFile), '.lookup');
@@ -20,14 +19,15 @@ export function lookupRoot(versionFile: string): string {
 /**
  * The lookup file of an open version: the one already on disk when it is whole, of this boot
  * and agrees with the version file on a sample of keys, else one built now (a second build
- * that disagrees too is an error). `columns` are the `serve_places` document columns (`core`,
- * then the weeks), `run` borrows a connection of the version.
+ * that disagrees too is an error), then read into the page cache within a budget (toWarm).
+ * `columns` are the `serve_places` document columns (`core`, then the weeks); `memoryLimit` is
+ * DuckDB's for the instance that checks and builds it.
  */
 export async function prepareLookupFile(versionFile: string, label: string, columns: readonly string[], memoryLimit: string, cancelled: () => boolean): Promise<{ file: LookupFile; built: boolean }> {
   // An instance of its own, closed when done: on the serving instance the build's scan filled
   // the buffer pool (API_MEMORY_LIMIT, 5 GB at 5M POIs) with blocks look-ups never read again.
-  // It gets the same limit: a served version cannot spill, and with 256MB a scan of 53 document
-  // columns failed wanting to.
+  // It gets the same limit: a served version cannot spill, and with 256MB preparing the file of
+  // a 100k-POI x 52-week version failed wanting to.
   const instance = await openReadOnly(versionFile, { memoryLimit, threads: null });
   try {
     const conn = await instance.connect();
@@ -42,15 +42,17 @@ export async function prepareLookupFile(versionFile: string, label: string, colu
 }
 
 async function prepareWith(conn: DuckDBConnection, versionFile: string, label: string, columns: readonly string[], cancelled: () => boolean): Promise<{ file: LookupFile; built: boolean }> {
-  const run = <T>(work: (c: DuckDBConnection) => Promise<T>) => work(conn);
   const dir = path.join(lookupRoot(versionFile), label);
-  const rows = await run(async (conn) => Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${SERVING.places}`)).getRowObjectsJS()[0]!['n']));
+  const rows = Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${SERVING.places}`)).getRowObjectsJS()[0]!['n']);
   for (let attempt = 0; ; attempt++) {
     const existing = LookupFile.open(dir, label, columns, rows);
     if (existing) {
-      const wrong = await run((conn) => disagreement(conn, existing, columns));
+      const wrong = await disagreement(conn, existing, columns);
       if (wrong === null) {
-        await existing.warm(toWarm(existing, columns));
+        await existing.warm(toWarm(existing, columns)).catch((err: unknown) => {
+          existing.close();
+          throw err;
+        });
         return { file: existing, built: attempt > 0 };
       }
       existing.close();
@@ -60,7 +62,7 @@ async function prepareWith(conn: DuckDBConnection, versionFile: string, label: s
     }
     // Missing, partial, from before a reboot, or wrong: built again from the version file.
     await rm(dir, { recursive: true, force: true });
-    await run((conn) => buildLookupFile(conn, lookupRoot(versionFile), label, columns, cancelled));
+    await buildLookupFile(conn, lookupRoot(versionFile), label, columns, cancelled);
   }
 }
 
