@@ -41,9 +41,9 @@ export class KeySlots {
 
   /** The key at a position of the list. */
   keyAt(position: number): string {
-    const base = position * this.#width;
-    const end = this.#keys.indexOf(0, base);
-    return this.#keys.toString('latin1', base, end < 0 || end > base + this.#width ? base + this.#width : end);
+    const slot = this.#keys.subarray(position * this.#width, (position + 1) * this.#width);
+    const end = slot.indexOf(0); // a key of the full width has no padding
+    return slot.toString('latin1', 0, end < 0 ? slot.length : end);
   }
 
   #holds(position: number, key: string): boolean {

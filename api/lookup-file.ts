@@ -57,16 +57,14 @@ export class LookupFile {
   readonly manifest: LookupManifest;
   readonly #keys: KeySlots;
   readonly #columns: ReadonlyMap<string, Column>;
-  readonly #fds: number[];
   readonly #entries = Buffer.alloc(2 * ENTRY_BYTES);
   #scratch = Buffer.alloc(64 * 1024);
   #closed = false;
 
-  private constructor(manifest: LookupManifest, keys: KeySlots, columns: ReadonlyMap<string, Column>, fds: number[]) {
+  private constructor(manifest: LookupManifest, keys: KeySlots, columns: ReadonlyMap<string, Column>) {
     this.manifest = manifest;
     this.#keys = keys;
     this.#columns = columns;
-    this.#fds = fds;
   }
 
   /**
@@ -95,7 +93,7 @@ export class LookupFile {
         fds.push(data);
         byName.set(name, { index, data });
       });
-      return new LookupFile(manifest, keys, byName, fds);
+      return new LookupFile(manifest, keys, byName);
     } catch (err) {
       for (const fd of fds) closeSync(fd);
       // Removed meanwhile by another process's clean-up (pruneLookupFiles): built again.
@@ -196,7 +194,10 @@ export class LookupFile {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const fd of this.#fds) closeSync(fd);
+    for (const { index, data } of this.#columns.values()) {
+      closeSync(index);
+      closeSync(data);
+    }
   }
 }
 
