@@ -1,0 +1,49 @@
+// Where a load's time goes: runs one load as the CLI does (DUCKDB_MEMORY_LIMIT, DUCKDB_THREADS)
+// and prints the wall time of every DuckDB statement it ran, slowest first. A developer's tool
+// for ingest work (issue 4's ingest target); not part of the service.
+//   node tools/profile-load.ts --data DIR --month YYYY-MM FILE...
+import { DuckDBConnection } from '@duckdb/node-api';
+import { Command } from 'commander';
+import { rm } from 'node:fs/promises';
+import { loadConfigOrExit } from '../shared/config-or-exit.ts';
+import { loadDrop } from '../ingest/load-drop.ts';
+
+interface Timing { readonly sql: string; readonly ms: number; readonly at: number }
+
+const timings: Timing[] = [];
+const started = Date.now();
+
+/** Wraps a connection method so each call's statement and wall time are recorded. */
+function timeMethod(name: 'run' | 'runAndReadAll'): void {
+  const proto = DuckDBConnection.prototype as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  const original = proto[name]!;
+  proto[name] = async function (this: unknown, ...args: unknown[]) {
+    const t0 = Date.now();
+    try {
+      return await original.apply(this, args);
+    } finally {
+      timings.push({ sql: String(args[0]).replace(/\s+/g, ' ').slice(0, 160), ms: Date.now() - t0, at: t0 - started });
+    }
+  };
+}
+
+const cli = new Command('profile-load').argument('<files...>').requiredOption('--data <dir>').option('--month <YYYY-MM>')
+  .option('--top <n>', 'statements to print, slowest first', '25')
+  .option('--in-order', 'print every statement in the order run instead', false)
+  .action(async (files: string[], o: { data: string; month?: string; top: string; inOrder: boolean }) => {
+    timeMethod('run');
+    timeMethod('runAndReadAll');
+    const config = loadConfigOrExit(process.env);
+    await rm(o.data, { recursive: true, force: true });
+    const result = await loadDrop({
+      dataDir: o.data, inputs: files, month: o.month ?? null,
+      settings: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
+    });
+    const total = (Date.now() - started) / 1000;
+    const statements = timings.reduce((s, t) => s + t.ms, 0) / 1000;
+    console.log(`loaded ${result.label} in ${total.toFixed(1)} s (${statements.toFixed(1)} s in ${timings.length} statements); peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+    for (const t of o.inOrder ? timings : [...timings].sort((a, b) => b.ms - a.ms).slice(0, Number(o.top))) {
+      console.log(`${(t.ms / 1000).toFixed(2).padStart(8)} s  @${(t.at / 1000).toFixed(1).padStart(6)}  ${t.sql}`);
+    }
+  });
+await cli.parseAsync(process.argv);
