@@ -5,6 +5,7 @@ import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { PRODUCTS, productTableDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
+import { buildInstanceOptions } from './build-instance-options.ts';
 import { checkProduct, keySql } from './check-product.ts';
 import { inspectDrop, type DropFile } from './drop-files.ts';
 import type { DropIdentity } from './drop-id.ts';
@@ -51,9 +52,7 @@ export interface BuildResult {
 
 async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
   await mkdir(s.tempDir, { recursive: true });
-  const options: Record<string, string> = { memory_limit: s.memoryLimit, temp_directory: s.tempDir };
-  if (s.threads !== null) options['threads'] = String(s.threads);
-  const db = await DuckDBInstance.create(file, options);
+  const db = await DuckDBInstance.create(file, buildInstanceOptions(s));
   const conn = await db.connect();
   return { db, conn };
 }
