@@ -13,7 +13,8 @@ import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
 import { loadDrop, type LoadResult } from './load-drop.ts';
 import { listVersions } from './list-versions.ts';
-import type { BuildSettings, LoadProgress } from './build-version.ts';
+import { buildSettingsOf } from './build-settings-of.ts';
+import type { LoadProgress } from './build-version.ts';
 import { rollback } from '../shared/rollback.ts';
 import { rollbackShared } from '../shared/rollback-shared.ts';
 import { loadDropShared } from './load-drop-shared.ts';
@@ -48,10 +49,6 @@ interface Io {
 }
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-
-function buildSettings(config: Config): BuildSettings {
-  return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
-}
 
 /** Runs `work` with the shared versions when VERSION_STORE is set (null otherwise), closing them after. */
 async function withShared<T>(config: Config, work: (shared: SharedVersions | null) => Promise<T>): Promise<T> {
@@ -96,7 +93,7 @@ async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: Progr
     const progress = progressReporter(mode, io.err);
     try {
       await writeDemoDrop(dir, DEMO_DEFAULTS);
-      const options = { dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettings(config), onProgress: (p: LoadProgress) => progress.update(p) };
+      const options = { dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettingsOf(config), onProgress: (p: LoadProgress) => progress.update(p) };
       return shared ? await loadDropShared(options, shared) : await loadDrop(options);
     } finally {
       progress.stop();
@@ -125,7 +122,7 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
     .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
-      const options = { dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettings(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
+      const options = { dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
       let result: LoadResult;
       try {
         result = await withShared(c, (shared) => (shared ? loadDropShared(options, shared) : loadDrop(options)));

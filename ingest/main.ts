@@ -1,5 +1,6 @@
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
+import { buildSettingsOf } from './build-settings-of.ts';
 import { createLoadQueue } from './load-queue.ts';
 import { createLoadWorker } from './load-worker.ts';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const metrics = queue ? new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES)) : null;
   const worker = createLoadWorker({
     connection: redisConnection(config.redisUrl), queueName: config.loadQueue, dataDir: config.dataDir,
-    build: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
+    build: buildSettingsOf(config),
     retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls, shared: shared?.shared ?? null,
   }, log, metrics);
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));

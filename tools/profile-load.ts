@@ -6,6 +6,7 @@ import { DuckDBConnection } from '@duckdb/node-api';
 import { Command } from 'commander';
 import { rm } from 'node:fs/promises';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
+import { buildSettingsOf } from '../ingest/build-settings-of.ts';
 import { loadDrop } from '../ingest/load-drop.ts';
 
 interface Timing { readonly sql: string; readonly ms: number; readonly at: number }
@@ -37,7 +38,7 @@ const cli = new Command('profile-load').argument('<files...>').requiredOption('-
     await rm(o.data, { recursive: true, force: true });
     const result = await loadDrop({
       dataDir: o.data, inputs: files, month: o.month ?? null,
-      settings: { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare },
+      settings: buildSettingsOf(config),
     });
     const total = (Date.now() - started) / 1000;
     const statements = timings.reduce((s, t) => s + t.ms, 0) / 1000;

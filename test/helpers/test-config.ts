@@ -14,6 +14,4 @@ export function testConfig(dataDir: string, extra: Record<string, string> = {}):
   });
 }
 
-export function buildSettingsOf(config: Config) {
-  return { memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads, tempDir: config.duckdbTempDir, maxRejectShare: config.maxRejectShare };
-}
+export { buildSettingsOf } from '../../ingest/build-settings-of.ts';

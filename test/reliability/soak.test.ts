@@ -121,10 +121,11 @@ describe(`soak: ${SOAK_SECONDS} s of load (${CLIENTS} clients) against a spawned
     const lastIndex = windows - 1;
     const windowMedian = (w: number) => median(inWindow(samples, w).map((x) => x.rssKb));
     const plateau = Array.from({ length: Math.max(1, Math.ceil((lastIndex - warmIndex) / 2)) }, (_, i) => warmIndex + i);
-    const reference = plateau.reduce((best, w) => (windowMedian(w) > windowMedian(best) ? w : best), warmIndex);
+    const plateauMedians = plateau.map(windowMedian);
+    const reference = plateau[plateauMedians.indexOf(Math.max(...plateauMedians))]!;
     const warm = inWindow(samples, warmIndex);
     const last = inWindow(samples, lastIndex);
-    const rss = { reference: windowMedian(reference), last: windowMedian(lastIndex) };
+    const rss = { reference: Math.max(...plateauMedians), last: windowMedian(lastIndex) };
     const fds = { warm: median(warm.map((x) => x.fds)), last: median(last.map((x) => x.fds)) };
     console.log(`    window | answered | errors | API RSS MB min / median / max | API open fds min / median / max | flips\n` +
       rows.map((r) => `    ${r}`).join('\n') + '\n' +
