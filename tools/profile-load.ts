@@ -4,7 +4,7 @@
 //   node tools/profile-load.ts --data DIR --month YYYY-MM FILE...
 import { DuckDBConnection } from '@duckdb/node-api';
 import { Command } from 'commander';
-import { rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { buildSettingsOf } from '../ingest/build-settings-of.ts';
 import { loadDrop } from '../ingest/load-drop.ts';
@@ -35,7 +35,12 @@ const cli = new Command('profile-load').argument('<files...>').requiredOption('-
     timeMethod('run');
     timeMethod('runAndReadAll');
     const config = loadConfigOrExit(process.env);
-    await rm(o.data, { recursive: true, force: true });
+    // A scratch folder only: the tool publishes a version there, and must never wipe or add to a real DATA_DIR.
+    if ((await readdir(o.data).catch(() => [])).length) {
+      console.error(`--data ${o.data} is not empty: give a new or empty folder`);
+      process.exitCode = 2;
+      return;
+    }
     const result = await loadDrop({
       dataDir: o.data, inputs: files, month: o.month ?? null,
       settings: buildSettingsOf(config),
