@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { mkdir } from 'node:fs/promises';
+import { access, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
@@ -15,6 +15,8 @@ import { isResourceFailure, resourceError, type SpillUse } from './load-failure.
 import { productLayout, type ProductLayout } from './product-layout.ts';
 import { productRows, stageProduct } from './stage-product.ts';
 import { buildServingTables } from './serving-tables.ts';
+import { confineLoad } from './confine-load.ts';
+import { READER_REJECTS_DDL, readerRejectedLines } from './reader-rejects.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
@@ -50,11 +52,36 @@ export interface BuildResult {
   readonly report: LoadReport;
 }
 
-async function openBuildDb(file: string, s: BuildSettings): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
-  await mkdir(s.tempDir, { recursive: true });
-  const db = await DuckDBInstance.create(file, buildInstanceOptions(s));
-  const conn = await db.connect();
-  return { db, conn };
+/** The load's own folder in the temp folder: DuckDB's spill files and converted copies of drop files. */
+function workDirOf(file: string, s: BuildSettings): string {
+  return path.join(s.tempDir, path.basename(file, '.duckdb'));
+}
+
+/**
+ * Opens the version file being built, attaches the previous version read-only (DuckDB refuses
+ * ATTACH once confined), then confines the instance to the drop's files and the load's folder.
+ */
+async function openBuildDb(file: string, s: BuildSettings, input: BuildInput): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
+  const workDir = workDirOf(file, s);
+  await mkdir(workDir, { recursive: true });
+  const db = await DuckDBInstance.create(file, buildInstanceOptions({ ...s, tempDir: workDir }));
+  try {
+    const conn = await db.connect();
+    if (input.previousFile !== null) await conn.run(`ATTACH ${quoteLiteral(input.previousFile)} AS prev (READ_ONLY)`);
+    await confineLoad(conn, input.drop.files.map((f) => f.path), workDir);
+    return { db, conn };
+  } catch (err) {
+    db.closeSync();
+    throw err;
+  }
+}
+
+/** The previous version must not have gained a write-ahead log (DuckDB lets SQL write an attached file's). */
+async function assertPreviousUntouched(previousFile: string | null): Promise<void> {
+  if (previousFile === null) return;
+  if (await access(previousFile + '.wal').then(() => true, () => false)) {
+    throw new AppError(ErrorCodes.INTERNAL_SERVER_ERROR, `the load wrote ${path.basename(previousFile)}.wal beside the version it builds on; the build is discarded`);
+  }
 }
 
 function assertUsable(product: Product, r: ProductReport, maxShare: number, report: LoadReport): void {
@@ -85,7 +112,11 @@ async function tableExtras(conn: DuckDBConnection, layout: ProductLayout, hasPre
 
 function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: number): LoadReport {
   return {
-    files: files.map((f, i) => ({ path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256 })),
+    files: files.map((f, i) => ({
+      path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256,
+      ...(f.dialect ? { encoding: f.encoding!, delimiter: f.dialect.delimiter, newline: f.dialect.newline === '\n' ? 'LF' : 'CRLF' } : {}),
+    })),
+    column_differences: [], rejected_lines: [], rejected_lines_total: 0,
     products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
     weeks_carried_forward: 0, months_loaded: [], months_carried_forward: 0, core_carried_forward: false, geometry_carried_forward: false,
     max_reject_share: maxShare,
@@ -101,14 +132,14 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
  * when the drop is unusable; the caller removes the partial file.
  */
 export async function buildVersion(input: BuildInput, settings: BuildSettings): Promise<BuildResult> {
-  const { db, conn } = await openBuildDb(input.targetFile, settings);
+  const { db, conn } = await openBuildDb(input.targetFile, settings, input);
   try {
     const progress = input.onProgress ?? (() => undefined);
     progress({ phase: 'inspect', percent: 1 });
-    const files = await inspectDrop(conn, input.drop.files.map((f) => f.path));
+    const files = await inspectDrop(conn, input.drop.files, workDirOf(input.targetFile, settings));
     const report = emptyReport(files, input.drop, settings.maxRejectShare);
+    report.column_differences = columnDifferences(files);
     const hasPrevious = input.previousFile !== null;
-    if (hasPrevious) await conn.run(`ATTACH ${quoteLiteral(input.previousFile!)} AS prev (READ_ONLY)`);
     const layouts: Record<Product, ProductLayout> = {
       core: productLayout('core', files), weekly: productLayout('weekly', files),
       monthly: productLayout('monthly', files), geometry: productLayout('geometry', files),
@@ -118,6 +149,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     for (const ddl of VERSION_DDL) await conn.run(ddl);
 
     const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
+    await conn.run(READER_REJECTS_DDL);
     for (const layout of delivered) {
       progress({ phase: 'stage', percent: STAGE_PERCENT[layout.product] });
       await stageProduct(conn, `staged_${layout.product}`, layout);
@@ -131,6 +163,9 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
       report.samples.push(...checked.samples);
       rowsRead += checked.report.rows_read;
     }
+    const rejectedLines = await readerRejectedLines(conn, files);
+    report.rejected_lines = rejectedLines.lines;
+    report.rejected_lines_total = rejectedLines.total;
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
     progress({ phase: 'write', percent: 60, rows: rowsRead });
@@ -162,6 +197,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const label = input.labelFor(report.release_month);
     await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
     await conn.run('CHECKPOINT');
+    await assertPreviousUntouched(input.previousFile);
     return { label, report };
   } catch (err) {
     if (!isResourceFailure(err)) throw err;
@@ -169,7 +205,29 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
   } finally {
     conn.closeSync();
     db.closeSync();
+    await rm(workDirOf(input.targetFile, settings), { recursive: true, force: true });
   }
+}
+
+/**
+ * Parts of one product whose columns differ from their siblings': a column some parts of the same
+ * kind have and this one lacks, or one only this part has. They load all the same (by name; a
+ * column a part lacks is null in its rows); the report says so.
+ */
+function columnDifferences(files: readonly DropFile[]): string[] {
+  const out: string[] = [];
+  for (const kind of new Set(files.map((f) => f.products))) {
+    const parts = files.filter((f) => f.products === kind);
+    if (parts.length < 2) continue;
+    const all = new Set(parts.flatMap((f) => [...f.columns.keys()]));
+    for (const part of parts) {
+      const lacks = [...all].filter((c) => !part.columns.has(c));
+      const alone = [...part.columns.keys()].filter((c) => parts.every((o) => o === part || !o.columns.has(c)));
+      if (lacks.length) out.push(`${path.basename(part.path)} (${kind}) lacks ${lacks.map((c) => JSON.stringify(c)).join(', ')}, which other ${kind} parts have`);
+      if (alone.length) out.push(`${path.basename(part.path)} (${kind}) alone has ${alone.map((c) => JSON.stringify(c)).join(', ')}`);
+    }
+  }
+  return out;
 }
 
 /** How much the failed build had spilled (its temp files are still there until the connection closes). */
@@ -278,7 +336,7 @@ async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Pro
 async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {
   const perFile = new Map<number, { read: number; loaded: number }>();
   for (const product of Object.keys(report.products) as Product[]) {
-    // A usable row is loaded unless it repeats an earlier key: keptRows listed the positions kept.
+    // A usable row is loaded unless it repeats an earlier key: kept_<product> lists the positions kept.
     const kept = report.products[product]!.duplicates_dropped > 0 ? ` AND pos IN (SELECT pos FROM kept_${product})` : '';
     const rows = (await conn.runAndReadAll(`SELECT file_idx, count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL${kept})::BIGINT AS l
         FROM ${productRows(`staged_${product}`)} GROUP BY file_idx`)).getRowObjectsJS();

@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { DropFile } from './drop-files.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';
 import type { ProductLayout } from './product-layout.ts';
+import { readerRejectCounts } from './reader-rejects.ts';
 import { productRows, unparseableExtras } from './stage-product.ts';
 import type { RejectReason } from './validation-rules.ts';
 
@@ -16,8 +17,9 @@ export function keySql(product: Product): string {
 }
 
 /**
- * Reports on a staged product without copying it: rows read, usable rows kept (one per key,
- * the earliest), rejections by reason with samples, duplicates, unparseable extra values.
+ * Reports on a staged product without copying it: rows read (the reader's rejected lines
+ * included), usable rows kept (one per key, the earliest), rejections by reason with samples,
+ * duplicates, unparseable extra values.
  */
 export async function checkProduct(conn: DuckDBConnection, staged: string, layout: ProductLayout, files: readonly DropFile[]): Promise<{ report: ProductReport; samples: RejectedSample[] }> {
   const product = layout.product;
@@ -32,8 +34,10 @@ export async function checkProduct(conn: DuckDBConnection, staged: string, layou
   const sampleRows = (await conn.runAndReadAll(`SELECT r.file_idx, r.pos - f.first + 1 AS row_no, reason, placekey
     FROM (SELECT file_idx, pos, placekey, reason FROM ${productRows(staged)} WHERE reason IS NOT NULL ORDER BY pos LIMIT ${SAMPLE_LIMIT}) r
     JOIN (SELECT file_idx, min(rowid) AS first FROM ${staged} GROUP BY file_idx) f USING (file_idx) ORDER BY r.pos`)).getRowObjectsJS();
-  const rejected: Partial<Record<RejectReason, number>> = {};
-  let rejectedTotal = 0;
+  // Lines the reader rejected count as rows read and rejected, before the row rules' reasons.
+  const rejected: Partial<Record<RejectReason, number>> = await readerRejectCounts(conn, product);
+  let rejectedTotal = Object.values(rejected).reduce((a, b) => a + b, 0);
+  const readerRejected = rejectedTotal;
   for (const r of reasons) {
     rejected[r['reason'] as RejectReason] = Number(r['n']);
     rejectedTotal += Number(r['n']);
@@ -51,7 +55,7 @@ export async function checkProduct(conn: DuckDBConnection, staged: string, layou
     placekey: r['placekey'] === null ? null : String(r['placekey']).slice(0, 80),
   }));
   const report: ProductReport = {
-    rows_read: Number(counts['rows_read']),
+    rows_read: Number(counts['rows_read']) + readerRejected,
     rows_loaded: Number(counts['rows_loaded']),
     rejected,
     rejected_total: rejectedTotal,

@@ -2,7 +2,12 @@ import { glob, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { quoteLiteral } from '../shared/sql.ts';
+import { convertToUtf8 } from './convert-text.ts';
+import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
+import type { DropFileDigest } from './drop-id.ts';
 import { disappeared, readFailure } from './load-failure.ts';
+import { needsConversion, type TextEncoding } from './text-encoding.ts';
 
 export type FileFormat = 'csv' | 'parquet';
 /**
@@ -17,7 +22,18 @@ export interface DropFile {
   readonly path: string;
   readonly format: FileFormat;
   readonly bytes: number;
-  /** Lower-cased, trimmed header name -> the name as delivered (to quote in SQL). */
+  /** What DuckDB reads: the file itself, or its UTF-8 copy in the build's folder (`encoding`). */
+  readonly readPath: string;
+  /** A CSV file's encoding as delivered (null for Parquet). */
+  readonly encoding: TextEncoding | null;
+  /** A CSV file's dialect, from its header line (null for Parquet). */
+  readonly dialect: CsvDialect | null;
+  /** A CSV file's header fields, named `c0`, `c1`, ... by the reader (0 for Parquet). */
+  readonly fieldCount: number;
+  /**
+   * Lower-cased, trimmed header name -> the reader's column to select: `c<i>` for CSV (names
+   * from a drop never reach the reader's SQL), the name as delivered for Parquet (quoted).
+   */
   readonly columns: ReadonlyMap<string, string>;
   /** Lower-cased header name -> DuckDB type as read (VARCHAR for CSV; typed for Parquet). */
   readonly types: ReadonlyMap<string, string>;
@@ -26,11 +42,12 @@ export interface DropFile {
   readonly products: FileProducts;
 }
 
-const DATA_FILE_RE = /\.(csv|csv\.gz|parquet)$/i;
+const DATA_FILE_RE = /\.((csv|tsv|txt)(\.gz)?|parquet)$/i;
 
-function formatOf(file: string): FileFormat | null {
+/** A file's format by its name: Parquet, or delimited text (.csv, .tsv, .txt, each maybe gzipped). */
+export function formatOf(file: string): FileFormat | null {
   if (/\.parquet$/i.test(file)) return 'parquet';
-  if (/\.csv(\.gz)?$/i.test(file)) return 'csv';
+  if (/\.(csv|tsv|txt)(\.gz)?$/i.test(file)) return 'csv';
   return null;
 }
 
@@ -61,46 +78,82 @@ export async function resolveDropPaths(inputs: readonly string[]): Promise<strin
     } else if (formatOf(input)) {
       files.push(path.resolve(input));
     } else {
-      throw new AppError(ErrorCodes.BAD_DROP, `not a CSV, gzipped CSV or Parquet file: ${input}`);
+      throw new AppError(ErrorCodes.BAD_DROP, `not a CSV (.csv, .tsv, .txt), gzipped CSV or Parquet file: ${input}`);
     }
   }
   const unique = [...new Set(files)];
-  if (unique.length === 0) throw new AppError(ErrorCodes.BAD_DROP, 'the drop holds no CSV, gzipped CSV or Parquet files');
+  if (unique.length === 0) throw new AppError(ErrorCodes.BAD_DROP, 'the drop holds no CSV (.csv, .tsv, .txt), gzipped CSV or Parquet files');
   return unique;
 }
 
-/** The DuckDB table function call that reads a file as delivered, every CSV value as text. */
-export function readerSql(format: FileFormat, sourceColumn?: string): string {
-  const files = sourceColumn ? '$files' : '$file';
-  const source = sourceColumn ? `, filename = '${sourceColumn}'` : '';
-  return format === 'parquet'
-    ? `read_parquet(${files}${source})`
-    : `read_csv(${files}, header = true, all_varchar = true, quote = '"', escape = '"'${source})`;
+/** Names of the DuckDB tables one read's rejected CSV rows go to (`store_rejects`). */
+export interface RejectTables {
+  readonly errors: string;
+  readonly scans: string;
 }
 
-/** DuckDB's names for columns whose header is empty (a pandas index, an Excel row number). */
-const UNNAMED_RE = /^column\d+$/;
+const NEWLINE_SQL: Readonly<Record<CsvDialect['newline'], string>> = { '\n': "'\\n'", '\r\n': "'\\r\\n'" };
 
-async function readColumns(conn: DuckDBConnection, file: string, format: FileFormat) {
+/**
+ * The DuckDB table function call that reads files of one shape as delivered (`$files`, a list),
+ * every CSV value as text. A CSV part is read with its own dialect and no sniffing, its columns
+ * named by position (`c0`...), and rows the reader cannot split (too many or too few fields, a
+ * stray or unterminated quote, bytes that are not UTF-8, a line over the limit) go to `rejects`
+ * instead of failing the read.
+ */
+export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables): string {
+  const source = `filename = ${quoteLiteral(sourceColumn)}`;
+  if (file.format === 'parquet') return `read_parquet($files, ${source})`;
+  const { delimiter, newline } = file.dialect!;
+  const columns = Array.from({ length: file.fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  return `read_csv($files, header = true, auto_detect = false, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
+    new_line = ${NEWLINE_SQL[newline]}, columns = {${columns}}, max_line_size = ${CSV_LIMITS.maxLineBytes},
+    store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, ${source})`;
+}
+
+/** DuckDB's names for Parquet columns whose name is empty (a pandas index, an Excel row number). */
+const UNNAMED_RE = /^column\d+$/;
+/** Characters a column name may not hold: they cannot be told apart in reports and messages. */
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+/** Column names as delivered -> the product-facing key (trimmed, lower-cased) and the reader's column. */
+function columnMap(name: string, delivered: readonly string[], readerName: (i: number) => string, unnamed: (key: string) => boolean) {
+  const columns = new Map<string, string>();
+  const first = new Map<string, number>();
+  const ignored: string[] = [];
+  for (const [i, raw] of delivered.entries()) {
+    const key = raw.replace(/^\uFEFF/, '').trim().toLowerCase();
+    const bad = CONTROL_RE.exec(raw);
+    if (bad) {
+      const code = bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+      throw new AppError(ErrorCodes.BAD_DROP, `${name}: the name of column ${i + 1} (${JSON.stringify(raw)}) holds a control character (U+${code}); column names must be printable text`);
+    }
+    if (unnamed(key)) {
+      ignored.push(raw);
+      continue;
+    }
+    if (first.has(key)) {
+      throw new AppError(ErrorCodes.BAD_DROP, `${name}: the header names column ${JSON.stringify(key)} twice (columns ${first.get(key)! + 1} and ${i + 1}; names are compared trimmed and lower-cased)`);
+    }
+    first.set(key, i);
+    columns.set(key, readerName(i));
+  }
+  return { columns, ignored, positions: first };
+}
+
+async function parquetColumns(conn: DuckDBConnection, file: string, name: string) {
   let rows: { name: string; type: string }[];
   try {
-    const reader = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${readerSql(format)}`, { file });
+    const reader = await conn.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file)', { file });
     rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
   } catch (err) {
     throw await readFailure(file, err);
   }
-  const columns = new Map<string, string>();
-  const types = new Map<string, string>();
-  const ignored: string[] = [];
-  for (const { name, type } of rows) {
-    const key = name.replace(/^\uFEFF/, '').trim().toLowerCase();
-    if (UNNAMED_RE.test(key) || key === '' || columns.has(key)) {
-      ignored.push(name);
-      continue;
-    }
-    columns.set(key, name);
-    types.set(key, type);
+  if (rows.length > CSV_LIMITS.maxColumns) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has ${rows.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
   }
+  const { columns, ignored, positions } = columnMap(name, rows.map((r) => r.name), (i) => rows[i]!.name, (key) => key === '' || UNNAMED_RE.test(key));
+  const types = new Map([...positions].map(([key, i]) => [key, rows[i]!.type]));
   return { columns, types, ignored };
 }
 
@@ -141,17 +194,40 @@ export function productsOf(file: string, columns: ReadonlyMap<string, string>): 
   return 'core';
 }
 
-/** Sizes and classifies every file of a drop (`paths` as resolved and hashed by identifyDrop). */
-export async function inspectDrop(conn: DuckDBConnection, paths: readonly string[]): Promise<DropFile[]> {
+/**
+ * Sizes and classifies every file of a drop (as resolved and hashed by identifyDrop). A CSV file
+ * in another encoding than UTF-8 is converted into `workDir` first, and read from there.
+ */
+export async function inspectDrop(conn: DuckDBConnection, digests: readonly DropFileDigest[], workDir: string): Promise<DropFile[]> {
   const files: DropFile[] = [];
-  for (const file of paths) {
+  for (const [index, digest] of digests.entries()) {
+    const file = digest.path;
+    const name = path.basename(file);
     const format = formatOf(file)!;
     const info = await stat(file).catch(() => null);
     if (!info) throw disappeared(file);
     const bytes = info.size;
-    if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: the file is empty`);
-    const { columns, types, ignored } = await readColumns(conn, file, format);
-    files.push({ path: file, format, bytes, columns, types, ignored, products: productsOf(file, columns) });
+    if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file is empty`);
+    if (format === 'parquet') {
+      const { columns, types, ignored } = await parquetColumns(conn, file, name);
+      files.push({ path: file, format, bytes, readPath: file, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
+      continue;
+    }
+    const encoding = digest.encoding ?? 'utf-8';
+    let readPath = file;
+    if (needsConversion(encoding)) {
+      readPath = path.join(workDir, `converted-${index}.csv`);
+      await convertToUtf8(file, encoding, readPath).catch((err: unknown) => {
+        throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? disappeared(file) : err;
+      });
+    }
+    const header = await readCsvHeader(readPath, name);
+    const { columns, ignored } = columnMap(name, header.names, (i) => `c${i}`, (key) => key === '');
+    const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
+    files.push({
+      path: file, format, bytes, readPath, encoding, dialect: header.dialect, fieldCount: header.names.length,
+      columns, types, ignored, products: productsOf(file, columns),
+    });
   }
   return files;
 }

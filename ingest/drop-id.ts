@@ -3,12 +3,15 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { resolveDropPaths } from './drop-files.ts';
-import { sha256File } from './file-hash.ts';
+import { fileFacts } from './file-hash.ts';
+import type { TextEncoding } from './text-encoding.ts';
 
 export interface DropFileDigest {
   readonly path: string;
   readonly bytes: number;
   readonly sha256: string;
+  /** A CSV file's text encoding (ingest/text-encoding.ts); null for Parquet. */
+  readonly encoding: TextEncoding | null;
 }
 
 export interface DropIdentity {
@@ -23,7 +26,7 @@ export interface DropIdentity {
  */
 export async function identifyDrop(inputs: readonly string[], month: string | null): Promise<DropIdentity> {
   const paths = await resolveDropPaths(inputs);
-  // Inflating each gzip file to check it (sha256File) runs in zlib's thread pool: a file per core
+  // Inflating each gzip file to check it (fileFacts) runs in zlib's thread pool: a file per core
   // at once instead of one after another (the hashing was 12.7 s of a 1M-POI drop's load).
   const files: DropFileDigest[] = new Array(paths.length);
   let next = 0;
@@ -32,7 +35,7 @@ export async function identifyDrop(inputs: readonly string[], month: string | nu
       const i = next++;
       const file = paths[i]!;
       try {
-        files[i] = { path: file, bytes: (await stat(file)).size, sha256: await sha256File(file) };
+        files[i] = { path: file, bytes: (await stat(file)).size, ...await fileFacts(file, !/\.parquet$/i.test(file)) };
       } catch (err) {
         next = paths.length; // the drop is refused: no point reading the rest
         throw err;

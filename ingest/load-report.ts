@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { RejectReason } from './validation-rules.ts';
 
 export type Product = 'core' | 'weekly' | 'monthly' | 'geometry';
@@ -22,9 +23,30 @@ export interface RejectedSample {
   readonly placekey: string | null;
 }
 
+/** A line of a CSV file the reader rejected (too many or too few fields, bad quoting or bytes, too long). */
+export interface RejectedLine {
+  readonly file: string;
+  /** 1-based line of the file as delivered (the header is line 1). */
+  readonly line: number;
+  readonly reason: RejectReason;
+  /** The products whose reads met it (a combined export is read for core and patterns). */
+  readonly products: readonly Product[];
+}
+
 /** What a load did, stored in the version's metadata and printed by the CLI. */
 export interface LoadReport {
-  files: { path: string; products: string; bytes: number; sha256: string }[];
+  files: {
+    path: string; products: string; bytes: number; sha256: string;
+    /** CSV files: the encoding found; a file not in UTF-8 was converted exactly before reading. */
+    encoding?: string;
+    /** CSV files: the dialect read from the header line. */
+    delimiter?: string; newline?: string;
+  }[];
+  /** Columns a part lacks, or has alone, against the other parts of its product (read by name all the same). */
+  column_differences: string[];
+  /** Every line the reader rejected, up to 1000 (ingest/reader-rejects.ts); `rejected_lines_total` counts them all. */
+  rejected_lines: RejectedLine[];
+  rejected_lines_total: number;
   products: Partial<Record<Product, ProductReport>>;
   samples: RejectedSample[];
   release_month: string;
@@ -50,6 +72,14 @@ export function formatReport(report: LoadReport): string {
     for (const [column, count] of Object.entries(r.unparseable_values ?? {})) lines.push(`  unparseable ${column} (kept as null): ${count}`);
   }
   for (const s of report.samples.slice(0, 10)) lines.push(`  e.g. ${s.product} ${s.file} row ${s.row}: ${s.reason} (${s.placekey ?? 'no placekey'})`);
+  const listed = report.rejected_lines ?? [];
+  if (listed.length) lines.push(`lines the reader rejected: ${report.rejected_lines_total}`);
+  for (const r of listed.slice(0, 20)) lines.push(`  ${r.file} line ${r.line}: ${r.reason}`);
+  if (listed.length > 20) lines.push(`  ... ${report.rejected_lines_total - 20} more (--json lists up to ${listed.length})`);
+  for (const f of report.files) {
+    if (f.encoding && f.encoding !== 'utf-8') lines.push(`${path.basename(f.path)}: ${f.encoding === 'utf-8-damaged' ? 'UTF-8 with bytes that are not (their lines rejected)' : `${f.encoding}, converted to UTF-8`}`);
+  }
+  for (const d of report.column_differences ?? []) lines.push(`columns differ: ${d}`);
   if (report.ignored_columns.length) lines.push(`ignored unnamed columns: ${report.ignored_columns.join(', ')}`);
   if (report.weeks_loaded.length) lines.push(`weeks loaded: ${report.weeks_loaded.join(', ')}`);
   if (report.weeks_carried_forward) lines.push(`weeks carried forward: ${report.weeks_carried_forward}`);

@@ -18,7 +18,7 @@ async function currentThreads(conn: DuckDBConnection): Promise<number> {
 }
 
 function jsonObject(columns: readonly { name: string }[]): string {
-  return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `'${c.name}', ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
+  return `json_object(${columns.filter((c) => c.name !== 'placekey').map((c) => `${quoteLiteral(c.name)}, ${quoteIdent(c.name)}`).join(', ')})::VARCHAR`;
 }
 
 /** The delivered columns of a product table beyond the spec's (and the derived week_start or month_start). */

@@ -2,6 +2,7 @@ import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckd
 import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
+import { keepRejects, REJECTS } from './reader-rejects.ts';
 import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
 import type { Product } from './load-report.ts';
@@ -93,12 +94,15 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
     const sql = `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
       SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
-        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file.format, SOURCE_COLUMN)}))`;
+        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file, SOURCE_COLUMN, REJECTS)}))`;
+    const params = { files: listValue(group.map((g) => g.file.readPath)), indexes: listValue(group.map((g) => g.index)) };
+    const types = { files: LIST(VARCHAR), indexes: LIST(INTEGER) };
     try {
-      await conn.run(sql, { files: listValue(group.map((g) => g.file.path)), indexes: listValue(group.map((g) => g.index)) }, { files: LIST(VARCHAR), indexes: LIST(INTEGER) });
+      await conn.run(sql, params, types);
     } catch (err) {
       throw await readFailure(group.map((g) => g.file.path), err);
     }
+    if (file.format === 'csv') await keepRejects(conn, layout.product, params);
   }
 }
 
@@ -113,15 +117,15 @@ const SOURCE_COLUMN = '__placedata_source_file';
 const FILES_PER_READ = 4;
 
 /**
- * A product's files in runs of consecutive files with the same format, columns and row filter
- * (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
+ * A product's files in runs of consecutive files with the same format, dialect, columns and row
+ * filter (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
  * order is kept.
  */
 function sameShapeGroups(layout: ProductLayout): StageFile[][] {
   const groups: StageFile[][] = [];
   let lastKey: string | null = null;
   for (const f of layout.files) {
-    const key = JSON.stringify([f.file.format, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    const key = JSON.stringify([f.file.format, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
     if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
     else groups.push([f]);
     lastKey = key;

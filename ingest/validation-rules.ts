@@ -17,7 +17,31 @@ export const REJECT_REASONS = {
   visits_by_day_sum_mismatch: 'visits_by_day does not sum to raw_visit_counts',
   bad_month_range_start: 'date_range_start (monthly) is not local midnight of the 1st of a month with offset (YYYY-MM-01T00:00:00+HH:MM)',
   visits_by_day_not_month_length: 'visits_by_day (monthly) does not hold one value per day of the month',
+  // Rows the CSV reader itself rejects (DuckDB's store_rejects), before any rule runs:
+  too_many_fields: 'the line has more fields than the header',
+  too_few_fields: 'the line has fewer fields than the header',
+  unterminated_quote: 'a quoted value is never closed: it runs on to the next quote character in the file, and the lines up to it are part of this rejected row',
+  stray_quote: 'a quote character inside an unquoted value, or text after a closing quote',
+  invalid_encoding: 'the line holds bytes that are not valid UTF-8 (in a file that is otherwise UTF-8)',
+  line_too_long: 'the line is over the 2,000,000-byte limit',
+  unreadable_row: 'the CSV reader could not read the line',
 } as const;
+
+/** The reasons the CSV reader gives (as opposed to the row rules), by DuckDB's reject error type, most telling first. */
+export const READER_REASON_SQL = `CASE
+  WHEN error_type = 'UNQUOTED VALUE' AND error_message ILIKE '%unterminated%' THEN 'unterminated_quote'
+  WHEN error_type = 'LINE SIZE OVER MAXIMUM' THEN 'line_too_long'
+  WHEN error_type = 'INVALID ENCODING' THEN 'invalid_encoding'
+  WHEN error_type = 'UNQUOTED VALUE' THEN 'stray_quote'
+  WHEN error_type = 'TOO MANY COLUMNS' THEN 'too_many_fields'
+  WHEN error_type = 'MISSING COLUMNS' THEN 'too_few_fields'
+  ELSE 'unreadable_row' END`;
+
+/** Which of a record's reader errors names it: the lower, the more telling (an unterminated quote also overruns the line limit). */
+export const READER_PRIORITY_SQL = `CASE
+  WHEN error_type = 'UNQUOTED VALUE' AND error_message ILIKE '%unterminated%' THEN 0
+  WHEN error_type = 'LINE SIZE OVER MAXIMUM' THEN 1 WHEN error_type = 'INVALID ENCODING' THEN 2
+  WHEN error_type = 'UNQUOTED VALUE' THEN 3 ELSE 4 END`;
 
 export type RejectReason = keyof typeof REJECT_REASONS;
 

@@ -204,7 +204,7 @@ describe('browser: explorer, place view and status page in headless chromium (re
     try {
       // Paused, the worker leaves the first job waiting with the progress it reported: the page shows it.
       await queue.pause();
-      const stalled = await queue.add('load-drop', { inputs: [gone], month: '2022-05', dropId: 'drop-gone', files: [{ path: gone, bytes: 1, sha256: '0'.repeat(64) }] }, { jobId: 'drop-gone' });
+      const stalled = await queue.add('load-drop', { inputs: [gone], month: '2022-05', dropId: 'drop-gone', files: [{ path: gone, bytes: 1, sha256: '0'.repeat(64), encoding: 'utf-8' }] }, { jobId: 'drop-gone' });
       await stalled.updateProgress({ phase: 'stage', percent: 40, rows: 1200 });
       // The page polls: wait for the poll that saw the progress.
       await page.waitForSelector('li.job[data-job-id="drop-gone"] .phase:text-is("stage 40%, 1,200 rows")');

@@ -148,7 +148,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
     const drop = await newDrop();
     const file = path.join(drop, 'core.csv');
     await writeFile(file, garbage(100_000));
-    await expectRefused(drop, 'BAD_DROP', `cannot read core.csv: Invalid Input Error: Error when sniffing file "${file}".: It was not possible to automatically detect the CSV parsing dialect`);
+    await expectRefused(drop, 'BAD_DROP', 'core.csv: the header line is not valid UTF-8 text');
     const gzDrop = await newDrop();
     await writeFile(path.join(gzDrop, 'weekly.csv.gz'), garbage(100_000));
     await expectRefused(gzDrop, 'BAD_DROP', 'weekly.csv.gz: not a complete gzip file (incorrect header check)');
@@ -170,13 +170,15 @@ describe('corrupt drops: each refused with a clear report, the served version un
     }
   });
 
-  it('a 10 MB line, alone and as one field of a row among good ones', async () => {
+  it('a 10 MB line costs its row: alone it leaves no usable row, among three it is over the reject share', async () => {
     const drop = await newDrop();
     await writeFile(path.join(drop, 'core.csv'), CORE_HEADER.join(',') + '\n' + 'x'.repeat(10 * 1024 * 1024) + '\n');
-    await expectRefused(drop, 'BAD_DROP', 'cannot read core.csv: Invalid Input Error: CSV Error on Line: 1: Maximum line size of 2000000 bytes exceeded. Actual Size:10485761 bytes.');
+    const alone = await expectRefused(drop, 'BAD_DROP', 'no usable core row in the drop (1 read, 1 rejected)');
+    expect(alone.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 2, reason: 'line_too_long', products: ['core'] }]);
     const mixed = await newDrop();
     await writeFile(path.join(mixed, 'core.csv'), csvText(CORE_HEADER, [coreRow(KEYS[0]!, 'Fine'), coreRow(KEYS[1]!, 'y'.repeat(10 * 1024 * 1024)), coreRow(KEYS[2]!, 'Fine')]));
-    await expectRefused(mixed, 'BAD_DROP', /^cannot read core\.csv: Invalid Input Error: CSV Error on Line: \d+: Maximum line size of 2000000 bytes exceeded\. Actual Size:\d+ bytes\.$/);
+    const among = await expectRefused(mixed, 'BAD_DROP', '33.3% of core rows were rejected, above the 5.0% allowed');
+    expect(among.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 3, reason: 'line_too_long', products: ['core'] }]);
   });
 
   it('an empty file (0 bytes), an empty gzip, and header-only files', async () => {
