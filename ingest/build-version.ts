@@ -232,11 +232,14 @@ function columnDifferences(files: readonly DropFile[]): string[] {
 
 /** How much the failed build had spilled (its temp files are still there until the connection closes). */
 async function spillUse(conn: DuckDBConnection): Promise<SpillUse | null> {
-  // A failure inside the serving build's transaction leaves it aborted: nothing can be read until it is rolled back.
-  await conn.run('ROLLBACK').catch(() => undefined);
-  try {
-    const row = (await conn.runAndReadAll(`SELECT (SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files())::BIGINT AS used,
+  const read = async () => (await conn.runAndReadAll(`SELECT (SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files())::BIGINT AS used,
       current_setting('max_temp_directory_size') AS max`)).getRowObjectsJS()[0]!;
+  try {
+    // A failure inside the serving build's transaction leaves it aborted: rolled back, it can be read.
+    const row = await read().catch(async () => {
+      await conn.run('ROLLBACK');
+      return read();
+    });
     return { usedBytes: Number(row['used']), max: String(row['max']) };
   } catch {
     return null;
