@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { access, mkdir, rm } from 'node:fs/promises';
+import { access, mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
@@ -201,7 +201,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     return { label, report };
   } catch (err) {
     if (!isResourceFailure(err)) throw err;
-    throw resourceError(err, settings, await spillUse(conn));
+    throw resourceError(err, settings, await spillUse(conn, workDirOf(input.targetFile, settings)));
   } finally {
     conn.closeSync();
     db.closeSync();
@@ -230,17 +230,19 @@ function columnDifferences(files: readonly DropFile[]): string[] {
   return out;
 }
 
-/** How much the failed build had spilled (its temp files are still there until the connection closes). */
-async function spillUse(conn: DuckDBConnection): Promise<SpillUse | null> {
-  const read = async () => (await conn.runAndReadAll(`SELECT (SELECT coalesce(sum(size), 0) FROM duckdb_temporary_files())::BIGINT AS used,
-      current_setting('max_temp_directory_size') AS max`)).getRowObjectsJS()[0]!;
+/**
+ * How much the failed build had spilled: the size of the files in its own work folder (DuckDB's
+ * spill files stay there until the connection closes; counted from the folder, since a failure
+ * inside the serving build's transaction leaves it aborted, and rolling it back frees blocks),
+ * and DuckDB's cap, read once the transaction is rolled back.
+ */
+async function spillUse(conn: DuckDBConnection, workDir: string): Promise<SpillUse | null> {
   try {
-    // A failure inside the serving build's transaction leaves it aborted: rolled back, it can be read.
-    const row = await read().catch(async () => {
-      await conn.run('ROLLBACK');
-      return read();
-    });
-    return { usedBytes: Number(row['used']), max: String(row['max']) };
+    let usedBytes = 0;
+    for (const name of await readdir(workDir)) usedBytes += (await stat(path.join(workDir, name)).catch(() => ({ size: 0 }))).size;
+    await conn.run('ROLLBACK').catch(() => undefined);
+    const row = (await conn.runAndReadAll(`SELECT current_setting('max_temp_directory_size') AS max`)).getRowObjectsJS()[0]!;
+    return { usedBytes, max: String(row['max']) };
   } catch {
     return null;
   }
