@@ -1,0 +1,190 @@
+import { expect } from 'chai';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { startServer } from '../../api/server.ts';
+import { buildInstanceOptions } from '../../ingest/build-instance-options.ts';
+import { confineLoad } from '../../ingest/confine-load.ts';
+import { loadDrop } from '../../ingest/load-drop.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { readPointer } from '../../shared/pointer.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { coreRow, CORE_HEADER, KEYS, writeCsv } from '../helpers/write-csv.ts';
+
+/** Header names made to break out of every quoting context of SQL (all lower-case: the load lower-cases names). */
+const HOSTILE = [
+  "owner's_note",
+  "x', (select content from read_text('/etc/hostname')), 'y",
+  'double"quote',
+  'back\\slash\\\'',
+  'semi;colon; drop table places_core;',
+  '-- dash comment',
+  '/* block */ comment',
+  '"); select 1; --',
+  'ünïcødé 名前 🚀',
+];
+
+const field = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+const line = (values: readonly (string | number)[]) => values.map((v) => field(String(v))).join(',');
+
+describe('hostile and damaged drops: a header is data, a bad row costs one row, the load reads only the drop', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let n = 0;
+  const newDrop = async () => {
+    const d = path.join(dir, `drop${++n}`);
+    await mkdir(d);
+    return d;
+  };
+  const load = (dataDir: string, drop: string) => loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: buildSettingsOf(testConfig(dataDir)) });
+  const refusal = async (drop: string) => {
+    const dataDir = path.join(dir, `data${++n}`);
+    const err = await load(dataDir, drop).then(() => null, (e: unknown) => e) as { code: string; message: string } | null;
+    expect(await readPointer(dataDir)).to.equal(null);
+    return err && { code: err.code, message: err.message };
+  };
+
+  before(async () => {
+    dir = await makeTempDir('hostile');
+  });
+  after(() => removeDir(dir));
+
+  it('header names that break out of every quoting context load as columns of exactly those names, served as delivered', async () => {
+    const drop = await newDrop();
+    const values = HOSTILE.map((_, i) => i % 2 ? `'); drop table x; -- ${i}` : `value "${i}" \\ ;`);
+    await writeFile(path.join(drop, 'core.csv'), [line([...CORE_HEADER, ...HOSTILE]), line([...coreRow(KEYS[0]!, 'Hostile'), ...values])].join('\n') + '\n');
+    const dataDir = path.join(dir, 'hostile-data');
+    const { label, report } = await load(dataDir, drop);
+    expect(report.products.core).to.deep.include({ rows_read: 1, rows_loaded: 1, rejected_total: 0 });
+    const server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
+    try {
+      const res = await postGraphql(server.url, { query: 'query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name other_columns } } }', variables: { k: [KEYS[0]] } });
+      expect(res.body).to.deep.equal({
+        data: { batch_lookup: [{ placekey: KEYS[0], placedata_core: { location_name: 'Hostile', other_columns: Object.fromEntries(HOSTILE.map((h, i) => [h, values[i]])) } }] },
+        extensions: { row_count: 1, version_date: label },
+      });
+    } finally {
+      await server.close();
+    }
+    // Nothing else happened: the machine's host name is nowhere in the version file.
+    const bytes = await readFile(path.join(dataDir, `${label}.duckdb`));
+    expect(bytes.includes(Buffer.from(hostname()))).to.equal(false);
+  });
+
+  it('names that cannot be told apart are refused by name: a newline, a NUL, and one column named twice', async () => {
+    const cases: [string, string][] = [
+      ['bad\nname', 'core.csv: the name of column 11 ("bad\\nname") holds a control character (U+000A); column names must be printable text'],
+      ['nul\u0000name', 'core.csv: the name of column 11 ("nul\\u0000name") holds a control character (U+0000); column names must be printable text'],
+      [' Location_Name ', 'core.csv: the header names column "location_name" twice (columns 2 and 11; names are compared trimmed and lower-cased)'],
+    ];
+    for (const [name, message] of cases) {
+      const drop = await newDrop();
+      await writeFile(path.join(drop, 'core.csv'), [line([...CORE_HEADER, name]), line([...coreRow(KEYS[0]!, 'A'), 'v'])].join('\n') + '\n');
+      expect(await refusal(drop)).to.deep.equal({ code: 'BAD_DROP', message });
+    }
+  });
+
+  it('input beyond the limits is refused as a bad drop, naming the limit: 5000 columns, a 70 KB header', async () => {
+    const wide = await newDrop();
+    const names = [...CORE_HEADER, ...Array.from({ length: 4990 }, (_, i) => `extra_${i}`)];
+    await writeFile(path.join(wide, 'core.csv'), [line(names), line([...coreRow(KEYS[0]!, 'A'), ...names.slice(10).map(() => '1')])].join('\n') + '\n');
+    expect(await refusal(wide)).to.deep.equal({ code: 'BAD_DROP', message: 'core.csv: the header names 5000 columns, over the limit of 1000' });
+    const long = await newDrop();
+    await writeFile(path.join(long, 'core.csv'), [line([...CORE_HEADER, 'x'.repeat(70_000)]), line([...coreRow(KEYS[0]!, 'A'), '1'])].join('\n') + '\n');
+    expect(await refusal(long)).to.deep.equal({ code: 'BAD_DROP', message: 'core.csv: the header line is over 65536 bytes (the limit), or opens a quote it never closes' });
+  });
+
+  it('a 1000-column file (at the limit) loads', async () => {
+    const drop = await newDrop();
+    const names = [...CORE_HEADER, ...Array.from({ length: 990 }, (_, i) => `extra_${i}`)];
+    await writeFile(path.join(drop, 'core.csv'), [line(names), ...KEYS.map((k) => line([...coreRow(k, 'A'), ...names.slice(10).map((_, i) => String(i))]))].join('\n') + '\n');
+    const { report } = await load(path.join(dir, 'wide-data'), drop);
+    expect(report.products.core).to.deep.include({ rows_read: KEYS.length, rows_loaded: KEYS.length, rejected_total: 0 });
+  });
+
+  it('damaged rows cost those rows, each listed with its file, line and reason; parts with other line endings load', async () => {
+    const good = Array.from({ length: 3000 }, (_, i) => coreRow(KEYS[i % KEYS.length]!.replace(/^(\d{3})/, (m) => m), `Place ${i}`));
+    const rows = good.map((r) => line(r));
+    const damaged = new Map<number, string>([
+      [100, rows[100] + ',one too many'],
+      [700, `${KEYS[0]},too,few`],
+      [1500, `${KEYS[1]},"x"y,1 Main St,Springfield,MA,01020,US,722511,R,F`],
+    ]);
+    const text = [line(CORE_HEADER), ...rows.map((r, i) => damaged.get(i) ?? r)];
+    const drop = await newDrop();
+    // One byte that is not UTF-8 (row 2000) in a file that is UTF-8 (row 10 holds a valid é).
+    text[11] = text[11]!.replace('Place 10', 'Caf\u00e9 10');
+    const bad = Buffer.from(text[2001]!.replace('Place 2000', 'Caf#'));
+    bad[bad.indexOf('#')] = 0xe9;
+    const body = Buffer.concat([Buffer.from(text.slice(0, 2001).join('\n') + '\n'), bad, Buffer.from('\n' + text.slice(2002).join('\n') + '\n')]);
+    await writeFile(path.join(drop, 'core-part1.csv'), body);
+    await writeFile(path.join(drop, 'core-part2.csv.gz'), gzipSync([line(CORE_HEADER), line(coreRow(KEYS[5]!, 'Part two'))].join('\r\n') + '\r\n'));
+    const { report } = await load(path.join(dir, 'damaged-data'), drop);
+    expect(report.rejected_lines).to.deep.equal([
+      { file: 'core-part1.csv', line: 102, reason: 'too_many_fields', products: ['core'] },
+      { file: 'core-part1.csv', line: 702, reason: 'too_few_fields', products: ['core'] },
+      { file: 'core-part1.csv', line: 1502, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'core-part1.csv', line: 2002, reason: 'invalid_encoding', products: ['core'] },
+    ]);
+    expect(report.rejected_lines_total).to.equal(4);
+    expect(report.products.core).to.deep.include({
+      rows_read: 3001, rejected: { invalid_encoding: 1, too_few_fields: 1, too_many_fields: 1, unterminated_quote: 1 }, rejected_total: 4,
+    });
+    expect(report.files.map((f) => [path.basename(f.path), f.encoding, f.delimiter, f.newline])).to.deep.equal([
+      ['core-part1.csv', 'utf-8-damaged', ',', 'LF'], ['core-part2.csv.gz', 'utf-8', ',', 'CRLF'],
+    ]);
+  });
+
+  it('Windows-1252 and UTF-16 files are converted exactly (the report names the encoding); tab-separated .tsv parts are read', async () => {
+    const drop = await newDrop();
+    const names = ['Café “Quoted” – €5', 'Straße Ærø', 'Smörgås'];
+    const text = (sep: string) => [CORE_HEADER.join(sep), ...names.map((nm, i) => coreRow(KEYS[i]!, nm).join(sep))].join('\r\n') + '\r\n';
+    await writeFile(path.join(drop, 'core-1252.csv'), Buffer.from(new Uint8Array([...text(',')].map((ch) => ({ '“': 0x93, '”': 0x94, '–': 0x96, '€': 0x80 } as Record<string, number>)[ch] ?? ch.charCodeAt(0)))));
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text('\t'), 'utf16le')]);
+    await writeFile(path.join(drop, 'core-utf16.tsv'), utf16);
+    const dataDir = path.join(dir, 'encodings-data');
+    const { label, report } = await load(dataDir, drop);
+    expect(report.files.map((f) => [path.basename(f.path), f.encoding, f.delimiter])).to.deep.equal([
+      ['core-1252.csv', 'windows-1252', ','], ['core-utf16.tsv', 'utf-16le', '\t'],
+    ]);
+    const db = await DuckDBInstance.create(path.join(dataDir, `${label}.duckdb`), { access_mode: 'READ_ONLY' });
+    const conn = await db.connect();
+    try {
+      const rows = (await conn.runAndReadAll('SELECT location_name FROM places_core ORDER BY location_name')).getRowObjectsJS();
+      expect(rows.map((r) => r['location_name'])).to.deep.equal([...names].sort());
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+
+  it("the load's DuckDB reads only the drop and its work folder: /etc, the keys file and a version file are out of reach", async () => {
+    const drop = await newDrop();
+    const file = path.join(drop, 'core.csv');
+    await writeCsv(file, CORE_HEADER, [coreRow(KEYS[0]!, 'A')]);
+    const secret = path.join(dir, 'api-keys.json');
+    await writeFile(secret, '{"secret":1}');
+    const work = path.join(dir, 'work');
+    await mkdir(work);
+    const db = await DuckDBInstance.create(path.join(dir, 'confined.duckdb'), buildInstanceOptions({ memoryLimit: '256MB', threads: 1, tempDir: work }));
+    const conn = await db.connect();
+    const run = (sql: string) => conn.runAndReadAll(sql).then((r) => r.getRowObjectsJS(), (e: Error) => e.message.split('\n')[0]);
+    try {
+      await confineLoad(conn, [file], work);
+      expect(await run(`SELECT count(*)::INTEGER AS n FROM read_csv('${file}', header = true)`)).to.deep.equal([{ n: 1 }]);
+      for (const outside of ['/etc/hostname', secret, path.join(dir, 'hostile-data', 'CURRENT')]) {
+        expect(await run(`SELECT * FROM read_text('${outside}')`)).to.equal(`Permission Error: Cannot access file "${outside}" - file system operations are disabled by configuration`);
+      }
+      expect(await run(`COPY (SELECT 1) TO '${path.join(dir, 'written.csv')}'`)).to.match(/^Permission Error: Cannot access file ".*written\.csv" - file system operations are disabled by configuration$/);
+      expect(await run('SET enable_external_access = true')).to.equal('Invalid Input Error: Cannot enable external access while database is running');
+      expect(await run("SET allowed_directories = ['/']")).to.equal('Invalid Input Error: Cannot change allowed_directories when enable_external_access is disabled');
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+});
