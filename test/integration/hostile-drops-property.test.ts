@@ -6,6 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { readPointer } from '../../shared/pointer.ts';
+import { quoteIdent } from '../../shared/sql.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { coreRow, CORE_HEADER, KEYS } from '../helpers/write-csv.ts';
@@ -98,7 +99,7 @@ describe('property: generated hostile drops publish exactly their undamaged rows
         const conn = await db.connect();
         try {
           const extra = c.extra.trim().toLowerCase();
-          const rows = (await conn.runAndReadAll(`SELECT placekey, location_name, "${extra.replace(/"/g, '""')}" AS v FROM places_core ORDER BY placekey`)).getRowObjectsJS();
+          const rows = (await conn.runAndReadAll(`SELECT placekey, location_name, ${quoteIdent(extra)} AS v FROM places_core ORDER BY placekey`)).getRowObjectsJS();
           const blank = (s: string) => (s === '' ? null : s);
           expect(rows).to.deep.equal(kept.map((r) => ({ placekey: r.key, location_name: blank(r.name), v: blank(r.value) })).sort((a, b) => (a.placekey < b.placekey ? -1 : 1)));
         } finally {

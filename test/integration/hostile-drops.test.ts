@@ -10,6 +10,7 @@ import { confineLoad } from '../../ingest/confine-load.ts';
 import { loadDrop } from '../../ingest/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
@@ -175,11 +176,11 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     const run = (sql: string) => conn.runAndReadAll(sql).then((r) => r.getRowObjectsJS(), (e: Error) => e.message.split('\n')[0]);
     try {
       await confineLoad(conn, [file], work);
-      expect(await run(`SELECT count(*)::INTEGER AS n FROM read_csv('${file}', header = true)`)).to.deep.equal([{ n: 1 }]);
+      expect(await run(`SELECT count(*)::INTEGER AS n FROM read_csv(${quoteLiteral(file)}, header = true)`)).to.deep.equal([{ n: 1 }]);
       for (const outside of ['/etc/hostname', secret, path.join(dir, 'hostile-data', 'CURRENT')]) {
-        expect(await run(`SELECT * FROM read_text('${outside}')`)).to.equal(`Permission Error: Cannot access file "${outside}" - file system operations are disabled by configuration`);
+        expect(await run(`SELECT * FROM read_text(${quoteLiteral(outside)})`)).to.equal(`Permission Error: Cannot access file "${outside}" - file system operations are disabled by configuration`);
       }
-      expect(await run(`COPY (SELECT 1) TO '${path.join(dir, 'written.csv')}'`)).to.match(/^Permission Error: Cannot access file ".*written\.csv" - file system operations are disabled by configuration$/);
+      expect(await run(`COPY (SELECT 1) TO ${quoteLiteral(path.join(dir, 'written.csv'))}`)).to.match(/^Permission Error: Cannot access file ".*written\.csv" - file system operations are disabled by configuration$/);
       expect(await run('SET enable_external_access = true')).to.equal('Invalid Input Error: Cannot enable external access while database is running');
       expect(await run("SET allowed_directories = ['/']")).to.equal('Invalid Input Error: Cannot change allowed_directories when enable_external_access is disabled');
     } finally {
