@@ -49,7 +49,7 @@ export async function loadDropShared(opts: LoadOptions, shared: SharedVersions):
   const progress = opts.onProgress ?? (() => undefined);
   const dir = shared.cache.dir;
   await mkdir(dir, { recursive: true });
-  await cleanStaleBuilds(dir);
+  await cleanStaleBuilds(dir, opts.settings.tempDir);
   const drop = await identifyDrop(opts.inputs, opts.month);
   if (opts.expectedDropId !== undefined) {
     if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');

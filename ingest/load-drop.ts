@@ -58,7 +58,7 @@ export async function loadDrop(opts: LoadOptions): Promise<LoadResult> {
   if (opts.month !== null) assertReleaseMonth(opts.month);
   const progress = opts.onProgress ?? (() => undefined);
   await mkdir(opts.dataDir, { recursive: true });
-  await cleanStaleBuilds(opts.dataDir);
+  await cleanStaleBuilds(opts.dataDir, opts.settings.tempDir);
   const drop = await identifyDrop(opts.inputs, opts.month);
   if (opts.expectedDropId !== undefined) {
     if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');

@@ -13,7 +13,7 @@ import { QUEUE_STATES, WorkerMetrics } from './worker-metrics.ts';
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
   const log = createLogger(config.logLevel, 'worker');
-  const removed = await cleanStaleBuilds(config.dataDir);
+  const removed = await cleanStaleBuilds(config.dataDir, config.duckdbTempDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
   const shared = openSharedVersions(config, log);
   if (shared) log.info({ store: shared.shared.store.description, pointer: shared.shared.pointer.description }, 'publishing to the shared version store');

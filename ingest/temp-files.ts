@@ -1,4 +1,4 @@
-import { readdir, unlink } from 'node:fs/promises';
+import { readdir, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { processAlive } from '../shared/process-alive.ts';
@@ -16,15 +16,23 @@ export async function removeBuildFiles(file: string): Promise<void> {
   for (const f of [file, file + '.wal']) await unlink(f).catch(() => undefined);
 }
 
-/** Removes builds left by processes that died mid-load (a crash never leaves a version, only these). */
-export async function cleanStaleBuilds(dataDir: string): Promise<string[]> {
+/** A load's work folder in the temp folder (spill files, converted drop files): named after its build file. */
+const WORK_RE = /^\.building-(\d+)-[0-9a-f]+$/;
+
+/**
+ * Removes builds left by processes that died mid-load (a crash never leaves a version, only
+ * these): build files in `dataDir`, and with `tempDir` their work folders there.
+ */
+export async function cleanStaleBuilds(dataDir: string, tempDir?: string): Promise<string[]> {
   const removed: string[] = [];
-  for (const name of await readdir(dataDir).catch(() => [] as string[])) {
-    const m = BUILD_RE.exec(name);
-    const pid = Number(m?.[1]);
-    if (!m || pid === process.pid || processAlive(pid)) continue;
-    await unlink(path.join(dataDir, name)).catch(() => undefined);
-    removed.push(name);
+  for (const [dir, re] of [[dataDir, BUILD_RE], ...(tempDir ? [[tempDir, WORK_RE] as const] : [])] as const) {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const m = re.exec(name);
+      const pid = Number(m?.[1]);
+      if (!m || pid === process.pid || processAlive(pid)) continue;
+      await rm(path.join(dir, name), { recursive: true, force: true }).catch(() => undefined);
+      removed.push(dir === dataDir ? name : path.join(path.basename(tempDir!), name));
+    }
   }
   return removed;
 }
