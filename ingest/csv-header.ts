@@ -101,7 +101,7 @@ export async function readCsvHeader(file: string, name: string): Promise<CsvHead
   if (best.fields.length > CSV_LIMITS.maxColumns) {
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: the header names ${best.fields.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
   }
-  if (body.includes('\uFFFD') && best.fields.some((f) => f.includes('\uFFFD'))) {
+  if (best.fields.some((f) => f.includes('\uFFFD'))) {
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: the header line is not valid UTF-8 text`);
   }
   return { dialect: { delimiter: best.delimiter, newline: best.newline }, names: best.fields };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { resolveDropPaths } from './drop-files.ts';
+import { formatOf, resolveDropPaths } from './drop-files.ts';
 import { fileFacts } from './file-hash.ts';
 import type { TextEncoding } from './text-encoding.ts';
 
@@ -35,7 +35,7 @@ export async function identifyDrop(inputs: readonly string[], month: string | nu
       const i = next++;
       const file = paths[i]!;
       try {
-        files[i] = { path: file, bytes: (await stat(file)).size, ...await fileFacts(file, !/\.parquet$/i.test(file)) };
+        files[i] = { path: file, bytes: (await stat(file)).size, ...await fileFacts(file, formatOf(file) === 'csv') };
       } catch (err) {
         next = paths.length; // the drop is refused: no point reading the rest
         throw err;
