@@ -1,6 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { metricsText } from '../shared/process-metrics.ts';
-import { versionFilePath } from '../shared/version-files.ts';
 import { parseLabel } from '../shared/version-label.ts';
 import { readLoadFigures, type ProductFigures } from './load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
@@ -51,10 +50,16 @@ export class ApiMetrics {
       },
     });
     new Gauge({
-      name: 'placedata_version_lookup_path', help: 'Where look-ups of core and weeks of the version in service are read from (value 1): its lookup file, or its DuckDB file (LOOKUP_FILES=false, or the lookup file failed)', labelNames: ['path'], registers,
+      name: 'placedata_version_lookup_path', help: 'Where look-ups of core and weeks of the version in service are read from (value 1): the look-up stores of its files, or DuckDB (LOOKUP_STORES=false, a file without a store, or a store that failed)', labelNames: ['path'], registers,
       collect() {
         this.reset();
         if (store.current) this.set({ path: store.current.lookupPath }, 1);
+      },
+    });
+    new Gauge({
+      name: 'placedata_lookup_store_failures', help: 'Look-up stores this process stopped trusting since it started: left out at a version\'s open (damaged, missing) or failing a read in service; each sends that file\'s look-ups to DuckDB', registers,
+      collect() {
+        this.set(store.storeFailures);
       },
     });
     this.#versionFacts(store, catalog);
@@ -91,9 +96,9 @@ export class ApiMetrics {
       labelNames: ['product', 'kind'], registers,
       async collect() {
         this.reset();
-        const label = store.current?.label;
-        if (!label) return;
-        if (figures?.label !== label) figures = { label, figures: readLoadFigures(versionFilePath(catalog.dataDir, label)) };
+        const current = store.current;
+        if (!current) return;
+        if (figures?.label !== current.label) figures = { label: current.label, figures: readLoadFigures(current.file) };
         for (const [product, f] of Object.entries((await figures.figures) ?? {})) {
           for (const kind of ['read', 'loaded', 'rejected', 'duplicates'] as const) this.set({ product, kind }, f[kind]);
         }

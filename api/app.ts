@@ -12,11 +12,16 @@ import type { KeyRateLimiter } from './key-rate-limiter.ts';
 import { rateLimit } from './rate-limit.ts';
 import { requireKey } from './require-key.ts';
 import { observeRequests } from './request-observer.ts';
-import { buildSchema } from './schema.ts';
+import { buildV1Schema } from './graphql/v1/schema.ts';
+import { buildV2Schema } from './graphql/v2/schema.ts';
 import { statusRoutes, type RollbackFn } from './status-routes.ts';
 import type { LoadJobReader } from '../shared/load-job-reader.ts';
 import { webPages } from './web-pages.ts';
 import { bodyGuard, preflight, transportGuard } from './transport-guard.ts';
+import { compress } from './http/compress.ts';
+import { corsFor } from './http/cors.ts';
+import { PersistedQueries, persistedQueries } from './http/persisted-queries.ts';
+import { variablesText } from './http/variables-text.ts';
 import type { VersionCatalog } from './version-catalog.ts';
 import { takeLease } from './take-lease.ts';
 import type { VersionStore } from './version-store.ts';
@@ -47,6 +52,12 @@ export interface AppOptions {
   readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null };
   /** Bearer token GET /metrics requires (METRICS_TOKEN); null or absent: open. */
   readonly metricsToken?: string | null;
+  /** Origins allowed to call the API from a browser (CORS_ORIGINS); empty: none. */
+  readonly corsOrigins: readonly string[];
+  /** Smallest answer compressed for clients that accept gzip or br (COMPRESSION_MIN_BYTES); null: no compression (COMPRESSION=false). */
+  readonly compressionMinBytes: number | null;
+  /** Query text kept for automatic persisted queries, per process (PERSISTED_QUERY_CACHE_BYTES; 0: off). */
+  readonly persistedQueryCacheBytes: number;
 }
 
 function bodyErrors(err: unknown, _req: Request, res: Response, next: NextFunction): void {
@@ -67,6 +78,8 @@ export function createApp(options: AppOptions): express.Express {
   app.set('etag', false);
   const metrics = new ApiMetrics(options.store, options.catalog);
   app.use(observeRequests(options.log, (record) => metrics.observe(record), options.maxTokens));
+  if (options.compressionMinBytes !== null) app.use(compress(options.compressionMinBytes));
+  if (options.corsOrigins.length > 0) app.use(['/v1/graphql', '/v2/graphql', '/v1/export'], corsFor(options.corsOrigins));
   app.use((_req, res, next) => {
     if (!options.draining()) return next();
     sendError(res, 503, ErrorCodes.NOT_READY, 'The server is shutting down', { Connection: 'close', 'Retry-After': '1' });
@@ -76,24 +89,35 @@ export function createApp(options: AppOptions): express.Express {
   });
   app.get('/readyz', (_req, res) => {
     const current = options.store.current;
-    if (current) res.json({ status: 'ready', version_date: current.label });
-    else res.status(503).json({ status: 'not_ready', version_date: null });
+    // A version the pointer names that this process refused (a damaged file): said, with why.
+    const refused = options.store.refused;
+    const why = refused ? { refused: { version_date: refused.label, reason: refused.reason, at: refused.at } } : {};
+    if (current) res.json({ status: 'ready', version_date: current.label, ...why });
+    else res.status(503).json({ status: 'not_ready', version_date: null, ...why });
   });
   app.get('/metrics', metricsRoute(metrics, options.metricsToken ?? null));
   app.use(webPages());
   app.use(statusRoutes({ ...options, ...options.admin }));
-  app.options('/v1/graphql', preflight());
-  // Cheapest refusals first; nothing reads data or takes a version before the rate limit.
-  app.all('/v1/graphql',
-    requireKey(options.keys),
-    transportGuard(),
-    express.json({ limit: options.maxBodyBytes }),
-    bodyGuard(options.maxTokens),
-    ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
-    takeLease(options.store),
-    graphqlRoute({ ...options, schema: buildSchema(), currentLabel: () => options.store.current?.label ?? null }));
+  const currentLabel = () => options.store.current?.label ?? null;
+  const persisted = new PersistedQueries(options.persistedQueryCacheBytes);
+  // Each path has its own schema (docs/api.md: /v1 and /v2) over the same data and resolvers.
+  for (const [route, schema] of [['/v1/graphql', buildV1Schema()], ['/v2/graphql', buildV2Schema()]] as const) {
+    app.options(route, preflight('GET, POST, OPTIONS'));
+    // Cheapest refusals first; nothing reads data or takes a version before the rate limit.
+    app.all(route,
+      requireKey(options.keys),
+      transportGuard(),
+      express.json({ limit: options.maxBodyBytes }),
+      bodyGuard(options.maxTokens),
+      variablesText(),
+      persistedQueries(persisted),
+      ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
+      takeLease(options.store),
+      graphqlRoute({ ...options, schema, currentLabel }));
+  }
   // Bulk export: the same key check and rate limiter as GraphQL, and the same version lease
   // (pinning included), held until the stream ends (docs/api.md, Bulk export).
+  app.options('/v1/export/:product', preflight('GET, HEAD, OPTIONS'));
   app.all('/v1/export/:product',
     requireKey(options.keys),
     exportRequest(),
@@ -101,7 +125,7 @@ export function createApp(options: AppOptions): express.Express {
     ...(options.limiter ? [exportCharge(options.limiter, options.exportCost)] : []),
     takeLease(options.store),
     exportRoute(options.log, options.exportStallMs));
-  app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql'));
+  app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql or /v2/graphql'));
   app.use(bodyErrors);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     options.log.error({ err: (err as Error).message }, 'unhandled error');

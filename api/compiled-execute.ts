@@ -4,6 +4,8 @@ import {
   type GraphQLObjectType, type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
+import type { RequestContext } from './graphql/request-context.ts';
+import { RAW_DOCUMENT } from './lookup/stored-document.ts';
 
 /**
  * Thrown inside the compiled path for anything it does not reproduce exactly (a field error, a
@@ -127,10 +129,37 @@ class Compiler {
     if (isObjectType(type)) {
       const fields = this.selection(type, sets, false);
       if (!fields) return null;
+      if (selectsStoredDocument(type, fields)) return completeStored(fields);
       return (v, ctx, args) => (v === null || v === undefined ? null : completeObject(fields, v, ctx, args));
     }
     return null; // interfaces and unions: not in this schema; graphql-js handles them
   }
+}
+
+/**
+ * Whether a selection is exactly the document a look-up store holds for this type (its
+ * `storedDocument` extension: the same fields, in the same order, no alias, no argument, no
+ * resolver): such an object's answer is the stored text itself.
+ */
+function selectsStoredDocument(type: GraphQLObjectType, fields: readonly CompiledField[]): boolean {
+  const stored = type.extensions['storedDocument'] as readonly string[] | undefined;
+  return stored !== undefined && fields.length === stored.length
+    && fields.every((f, i) => f.typename === null && f.key === stored[i] && f.name === stored[i] && f.argsAt < 0 && !f.def!.resolve);
+}
+
+/**
+ * Completes a stored-document selection: a row read from a look-up store (RAW_DOCUMENT) becomes a
+ * placeholder for its stored text, spliced into the body after serialisation
+ * (api/http/raw-documents.ts): the text is neither parsed nor written again. Rows from DuckDB,
+ * and requests without the splice (tests running the schema alone), complete field by field.
+ */
+function completeStored(fields: readonly CompiledField[]): Complete {
+  return (v, ctx, args) => {
+    if (v === null || v === undefined) return null;
+    const raw = (v as Record<symbol, unknown>)[RAW_DOCUMENT];
+    const documents = (ctx as RequestContext).rawDocuments;
+    return typeof raw === 'string' && documents ? documents.add(raw) : completeObject(fields, v, ctx, args);
+  };
 }
 
 function completeObject(fields: readonly CompiledField[], source: unknown, ctx: unknown, args: readonly Record<string, unknown>[]): Record<string, unknown> {

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { ErrorCode } from '../shared/errors.ts';
+import { negotiateMediaType } from './http/media-type.ts';
 
 /**
  * Records the code a response carries (its first error's), for the request log and metrics.
@@ -9,9 +10,13 @@ export function noteErrorCode(res: Response, code: string): void {
   res.locals['errorCode'] ??= code;
 }
 
-/** Sends a GraphQL-shaped error body for refusals that happen before GraphQL runs. */
+/**
+ * Sends a GraphQL-shaped error body for refusals that happen before GraphQL runs, in the media
+ * type the request negotiates (application/graphql-response+json when it prefers it, else JSON).
+ */
 export function sendError(res: Response, status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): void {
   noteErrorCode(res, code);
-  res.status(status).set(headers).type('application/json; charset=utf-8')
+  const type = negotiateMediaType(res.req?.headers.accept) ?? 'application/json';
+  res.status(status).set(headers).type(`${type}; charset=utf-8`)
     .send(JSON.stringify({ errors: [{ message, extensions: { code } }] }));
 }

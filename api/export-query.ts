@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { TABLES } from '../shared/version-schema.ts';
+import type { TableProduct } from './served-version.ts';
 
 /**
  * What a bulk export can pull: a product table, all its delivered columns. A product with a
@@ -9,12 +9,12 @@ import { TABLES } from '../shared/version-schema.ts';
  */
 export const EXPORT_PRODUCTS = {
   /** One row per (POI, week); the week (its Monday, `week_start`) is a parameter. */
-  weekly_patterns: { table: TABLES.weekly, derived: ['week_start'], period: 'week', periodColumn: 'week_start' },
+  weekly_patterns: { product: 'weekly', derived: ['week_start'], period: 'week', periodColumn: 'week_start' },
   /** One row per (POI, month); the month (its 1st, `month_start`) is a parameter. Schema 4 on. */
-  monthly_patterns: { table: TABLES.monthly, derived: ['month_start'], period: 'month', periodColumn: 'month_start' },
+  monthly_patterns: { product: 'monthly', derived: ['month_start'], period: 'month', periodColumn: 'month_start' },
   /** One row per POI. */
-  core: { table: TABLES.core, derived: [], period: null, periodColumn: null },
-} as const;
+  core: { product: 'core', derived: [], period: null, periodColumn: null },
+} as const satisfies Record<string, { product: TableProduct; derived: readonly string[]; period: string | null; periodColumn: string | null }>;
 
 export type ExportProduct = keyof typeof EXPORT_PRODUCTS;
 export type ExportFormat = 'csv' | 'ndjson';
@@ -31,11 +31,17 @@ export interface ExportFilter {
   readonly region: string | null;
 }
 
+/** A product table of one file of a served version: its database (the file's label) and table name. */
+export interface ExportSource {
+  readonly database: string;
+  readonly table: string;
+}
+
 /** The product table's delivered columns, in table order (the spec's first, then the rest as delivered). */
-export async function exportColumns(conn: DuckDBConnection, product: ExportProduct): Promise<ExportColumn[]> {
-  const { table, derived } = EXPORT_PRODUCTS[product];
+export async function exportColumns(conn: DuckDBConnection, product: ExportProduct, source: ExportSource): Promise<ExportColumn[]> {
+  const { derived } = EXPORT_PRODUCTS[product];
   const rows = (await conn.runAndReadAll(`SELECT column_name, data_type FROM duckdb_columns()
-    WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
+    WHERE database_name = $database AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { database: source.database, table: source.table })).getRowObjectsJS();
   const skip = new Set<string>(derived);
   return rows.map((r) => ({ name: String(r['column_name']), type: String(r['data_type']) })).filter((c) => !skip.has(c.name));
 }
@@ -82,8 +88,9 @@ function csvColumnSql(column: ExportColumn): string {
  * from the version file's own catalog and are quoted. No ORDER BY: rows stream in storage order
  * (delivery order), which needs no sort and so no memory beyond a chunk.
  */
-export function exportSql(product: ExportProduct, columns: readonly ExportColumn[], format: ExportFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
-  const { table, period, periodColumn } = EXPORT_PRODUCTS[product];
+export function exportSql(product: ExportProduct, source: ExportSource, columns: readonly ExportColumn[], format: ExportFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
+  const { period, periodColumn } = EXPORT_PRODUCTS[product];
+  const table = `${quoteIdent(source.database)}.${source.table}`;
   const line = format === 'csv'
     ? `concat(${columns.map(csvColumnSql).join(`, ',', `)})`
     : `CAST(json_object(${columns.map((c) => `${quoteLiteral(c.name)}, ${quoteIdent(c.name)}`).join(', ')}) AS VARCHAR)`;

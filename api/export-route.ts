@@ -113,8 +113,9 @@ export function exportRoute(log: Logger, stallMs: number) {
     let result: StreamResult | { outcome: 'failed'; rows: number; bytes: number } | null = null;
     try {
       conn = await version.connectApart();
-      const columns = await exportColumns(conn, request.product);
-      const { sql, params } = exportSql(request.product, columns, request.format, { period, region: request.region });
+      const source = version.sourceOf(EXPORT_PRODUCTS[request.product].product, period);
+      const columns = await exportColumns(conn, request.product, source);
+      const { sql, params } = exportSql(request.product, source, columns, request.format, { period, region: request.region });
       const stream = await conn.stream(sql, params);
       result = await streamLines(stream, res, TERMINATORS[request.format], stallMs, () => {
         res.status(200).set(headers);

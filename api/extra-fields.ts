@@ -4,14 +4,25 @@ import {
 } from 'graphql';
 import { EXTRA_COLUMNS, inCatalog, type CatalogProduct, type ColumnKind } from '../shared/column-catalog.ts';
 import { PRODUCTS } from '../shared/version-schema.ts';
+import { KeyValueList, toKeyValues } from './graphql/key-value.ts';
 import { JSONScalar } from './json-scalar.ts';
 import type { Row } from './lookup-queries.ts';
 
 /** A brand of a POI: `safegraph_brand_ids` and `brands` as delivered, paired by position. */
 const Brand = new GraphQLObjectType<{ brand_id: string | null; brand_name: string | null }>({
   name: 'Brand',
-  fields: { brand_id: { type: GraphQLString }, brand_name: { type: GraphQLString } },
+  description: 'A brand of the POI: an id of the delivered `safegraph_brand_ids` and the name at the same position of the delivered `brands`.',
+  fields: {
+    brand_id: { type: GraphQLString, description: 'The brand\'s id (`SG_BRAND_...`); null when the drop delivered names only.' },
+    brand_name: { type: GraphQLString, description: 'The brand\'s name; null when the drop delivered ids only.' },
+  },
 });
+
+/**
+ * How a product type answers the delivered maps (`int_map` columns): as the JSON objects they are
+ * (ours, and the hosted API's v2), or as lists of `{ key value }` pairs (the hosted API's v1).
+ */
+export type MapStyle = 'json' | 'key_value';
 
 const KIND_TYPES: Readonly<Record<ColumnKind, GraphQLOutputType>> = {
   text: GraphQLString, json_text: GraphQLString, csv_list: new GraphQLList(new GraphQLNonNull(GraphQLString)),
@@ -35,7 +46,7 @@ function since(product: CatalogProduct, name: string): string {
   return product === 'monthly' || product === 'geometry' || NEW_IN_4.has(name) ? SINCE_4 : SINCE;
 }
 
-function brandsOf(row: Row): { brand_id: string | null; brand_name: string | null }[] | null {
+export function brandsOf(row: Row): { brand_id: string | null; brand_name: string | null }[] | null {
   const names = row['brands'];
   const ids = row['safegraph_brand_ids'];
   if (!Array.isArray(names) && !Array.isArray(ids)) return null;
@@ -69,14 +80,11 @@ function otherColumns(product: CatalogProduct) {
  * the product can carry, typed by its kind, `brands` as objects, and `other_columns` for the rest.
  * Resolvers read only their row (they stay on the compiled execution path).
  */
-export function extraFields(product: CatalogProduct): GraphQLFieldConfigMap<Row, unknown> {
+export function extraFields(product: CatalogProduct, maps: MapStyle = 'json'): GraphQLFieldConfigMap<Row, unknown> {
   const fields: GraphQLFieldConfigMap<Row, unknown> = {};
   for (const [name, entry] of Object.entries(EXTRA_COLUMNS)) {
     if (!inCatalog(name, product)) continue;
-    const field: GraphQLFieldConfig<Row, unknown> = name === 'brands'
-      ? { type: new GraphQLList(new GraphQLNonNull(Brand)), description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${since(product, name)}`, resolve: brandsOf }
-      : { type: KIND_TYPES[entry.kind], description: `${KIND_NOTES[entry.kind]} ${since(product, name)}` };
-    fields[name] = field;
+    fields[name] = extraField(product, name, entry.kind, maps);
   }
   fields['other_columns'] = {
     type: JSONScalar,
@@ -85,6 +93,19 @@ export function extraFields(product: CatalogProduct): GraphQLFieldConfigMap<Row,
   };
   return fields;
 }
+
+function extraField(product: CatalogProduct, name: string, kind: ColumnKind, maps: MapStyle): GraphQLFieldConfig<Row, unknown> {
+  if (name === 'brands') {
+    return { type: BrandList, description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${since(product, name)}`, resolve: brandsOf };
+  }
+  if (kind === 'int_map' && maps === 'key_value') {
+    return { type: KeyValueList, description: `The delivered JSON object, as a list of its { key value } pairs in delivered order (the hosted API's v1 form). ${since(product, name)}`, resolve: (row) => toKeyValues(row[name]) };
+  }
+  return { type: KIND_TYPES[kind], description: `${KIND_NOTES[kind]} ${since(product, name)}` };
+}
+
+/** `brands`: the POI's brands as objects. */
+export const BrandList = new GraphQLList(new GraphQLNonNull(Brand));
 
 /** Whether a field of a product (core or weekly) is read from the documents of other columns. */
 export function isExtraField(product: 'core' | 'weekly', name: string): boolean {

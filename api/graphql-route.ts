@@ -1,16 +1,18 @@
 import type { Request, Response } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import { createHandler } from 'graphql-http/lib/use/express';
+import { createHandler, parseRequestParams, type Request as HttpRequest, type Response as HttpResponse } from 'graphql-http';
 import { ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import { makeCompiledExecute } from './compiled-execute.ts';
 import { DocumentCache } from './document-cache.ts';
 import { noteErrorCode } from './error-body.ts';
+import { negotiateMediaType, type GraphqlMediaType } from './http/media-type.ts';
+import { RawDocuments } from './http/raw-documents.ts';
 import { makeFormatError } from './format-error.ts';
 import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
-import type { RequestContext } from './schema.ts';
+import type { RequestContext } from './graphql/request-context.ts';
 import type { VersionCatalog } from './version-catalog.ts';
 import type { Lease } from './version-store.ts';
 
@@ -41,8 +43,20 @@ function countRows(data: Record<string, unknown> | null | undefined, counted: Re
   return rows;
 }
 
+/** A response of graphql-http's handler in the negotiated media type, with that type's status. */
+function answer(headers: HttpRequest<unknown, unknown>['headers'], status: Readonly<Record<GraphqlMediaType, number>>, body: object): HttpResponse {
+  const accept = typeof headers.get === 'function' ? headers.get('accept') : (headers as Record<string, string | undefined>)['accept'];
+  const type: GraphqlMediaType = negotiateMediaType(accept ?? undefined) ?? 'application/json';
+  return [JSON.stringify(body), { status: status[type], statusText: status[type] === 200 ? 'OK' : 'Bad Request', headers: { 'content-type': `${type}; charset=utf-8` } }];
+}
+
+/** A request that is not well-formed (no query, variables not an object): 400 under both types. */
+const NOT_WELL_FORMED = { 'application/json': 400, 'application/graphql-response+json': 400 } as const;
+/** A well-formed request GraphQL refused (no `data`): 200 for JSON clients, 4xx for graphql-response+json. */
+const NO_DATA = { 'application/json': 200, 'application/graphql-response+json': 400 } as const;
+
 /**
- * POST (and GET) /v1/graphql through graphql-http. The request's lease is taken by the caller
+ * POST (and GET) /v1/graphql and /v2/graphql through graphql-http. The request's lease is taken by the caller
  * before this runs, so the response and its `extensions.version_date` always name one version.
  */
 export function graphqlRoute(options: GraphqlRouteOptions) {
@@ -58,7 +72,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     return formatted;
   };
   const documents = new DocumentCache(256);
-  const handler = createHandler<RequestContext>({
+  const handle = createHandler<Request, { res: Response; raw: RawDocuments }, RequestContext>({
     schema: options.schema,
     parse: (query) => documents.parse(typeof query === 'string' ? query : query.body, (q) => parseWithLimits(q, options)),
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
@@ -68,15 +82,38 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     execute: makeCompiledExecute(options.schema),
     context: (req) => ({
       lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
-      rowsByRootKey: new Map<string, number>(),
+      rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
     }),
+    // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
+    // was negotiated: they are answered in the negotiated type here, with the same status.
+    parseRequestParams: async (req) => {
+      try {
+        return await parseRequestParams(req as HttpRequest<unknown, unknown>);
+      } catch (err) {
+        return answer(req.headers, NOT_WELL_FORMED, { errors: [formatError(err as Error)] });
+      }
+    },
     onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;
       const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
       res.locals['rowCount'] = rowCount;
-      return { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
+      const body = { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
+      // No `data`: the request failed before execution (its variables did not coerce). Under
+      // application/graphql-response+json that is a 4xx (GraphQL over HTTP); JSON clients get 200.
+      if (!('data' in body) || body.data === undefined) return answer(req.headers, NO_DATA, { ...body, errors: body.errors?.map(formatError) });
+      return body;
     },
     formatError,
-  }) as (req: Request, res: Response) => Promise<void>;
+  });
+  // graphql-http's Express adapter sends with writeHead().end(), which fixes the headers before the
+  // body's length is known; sent with res.send instead, every answer has its Content-Length, so
+  // compression can leave small answers as they are (COMPRESSION_MIN_BYTES).
+  const handler = async (req: Request, res: Response): Promise<void> => {
+    const raw = new RawDocuments();
+    const [body, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body: () => req.body as unknown as string, raw: req, context: { res, raw } });
+    res.status(init.status).set(init.headers ?? {});
+    if (body === null) res.end();
+    else res.send(raw.splice(body));
+  };
   return (req: Request, res: Response): Promise<void> => answering.run(res, () => handler(req, res));
 }

@@ -69,6 +69,34 @@ function termOf(operation: OperationDefinitionNode, value: ValueNode | undefined
   return { variable: name, fallback: countLiteral(definition?.defaultValue) };
 }
 
+/** The children of a /v2 search that hold pages (`places { results }`, `weekly_patterns { results }`). */
+const PAGED = new Set(['places', 'weekly_patterns']);
+
+/**
+ * What a root `search` costs, by response key. /v2's form costs the `first` of each page
+ * (`places { results(first:) }`, `weekly_patterns { results(first:) }`); /v1's form
+ * (`search(first:, after:, filter:) { placekey ... }`, entries directly) costs its own `first`.
+ * The forms are told apart by the document alone: /v1's has `first` or `after` on `search`, or
+ * selects entry fields (a `weekly_patterns` there is an entry's range, with no `results`).
+ */
+function searchTerms(search: FieldNode, key: string, operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): Map<string, Term> {
+  const terms = new Map<string, Term>();
+  const children = fieldsOf(search.selectionSet, fragments).filter((f) => f.name.value !== '__typename');
+  const entryLike = (f: FieldNode) => !PAGED.has(f.name.value)
+    || (f.name.value === 'weekly_patterns' && fieldsOf(f.selectionSet, fragments).some((g) => g.name.value !== 'results' && g.name.value !== '__typename'));
+  const argument = (node: FieldNode, name: string) => node.arguments?.find((a) => a.name.value === name);
+  if (argument(search, 'first') || argument(search, 'after') || children.some(entryLike)) {
+    terms.set(key, firstTerm(operation, argument(search, 'first')?.value));
+    return terms;
+  }
+  for (const child of children) {
+    for (const results of fieldsOf(child.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
+      terms.set(`${key}.${child.alias?.value ?? child.name.value}.${results.alias?.value ?? 'results'}`, firstTerm(operation, argument(results, 'first')?.value));
+    }
+  }
+  return terms;
+}
+
 /**
  * The root `batch_lookup` fields of an operation, one per response key: fields with the same
  * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
@@ -81,21 +109,14 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
     for (const sel of set?.selections ?? []) {
       if (sel.kind === Kind.FIELD) {
         if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
-        // `lookup` (the hosted API's single look-up) asks for one Placekey.
-        if (sel.name.value === 'lookup') byResponseKey.set(sel.alias?.value ?? sel.name.value, { fixed: 1 });
-        // A search costs the `first` of each of its pages (`places { results(first:) }`).
-        if (sel.name.value === 'search') {
-          const searchKey = sel.alias?.value ?? sel.name.value;
-          for (const places of fieldsOf(sel.selectionSet, fragments).filter((f) => f.name.value === 'places')) {
-            for (const results of fieldsOf(places.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
-              const key = `${searchKey}.${places.alias?.value ?? 'places'}.${results.alias?.value ?? 'results'}`;
-              byResponseKey.set(key, firstTerm(operation, results.arguments?.find((a) => a.name.value === 'first')?.value));
-            }
-          }
-        }
-        if (sel.name.value !== 'batch_lookup') continue;
+        const name = sel.name.value;
+        const key = sel.alias?.value ?? name;
+        // `lookup` (the hosted API's single look-up, and its v1-early name `place`) asks for one Placekey.
+        if (name === 'lookup' || name === 'place') byResponseKey.set(key, { fixed: 1 });
+        if (name === 'search') for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
+        if (name !== 'batch_lookup' && name !== 'places') continue;
         const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
-        byResponseKey.set(sel.alias?.value ?? sel.name.value, termOf(operation, argument?.value));
+        byResponseKey.set(key, termOf(operation, argument?.value));
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         walk(sel.selectionSet);
       } else if (!seen.has(sel.name.value)) {

@@ -6,7 +6,8 @@ import { GraphQLScalarType, valueFromASTUntyped } from 'graphql';
  */
 export const JSONScalar = new GraphQLScalarType({
   name: 'JSON',
-  description: 'Any JSON value; the delivered maps (CBG or brand -> count) come back as JSON objects.',
+  description: 'Any JSON value (RFC 8259); the delivered maps (CBG or brand -> count) come back as JSON objects with their keys as delivered.',
+  specifiedByURL: 'https://www.rfc-editor.org/rfc/rfc8259',
   serialize: (value) => value,
   parseValue: (value) => value,
   parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),

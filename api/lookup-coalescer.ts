@@ -1,5 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { fetchDocuments, type Found, type LookupRequest } from './lookup-queries.ts';
+import type { Found, LookupRequest } from './lookup-queries.ts';
 
 interface Waiting {
   readonly request: LookupRequest;
@@ -18,13 +17,13 @@ interface Waiting {
 export class LookupCoalescer {
   readonly #slots: number;
   readonly #maxKeys: number;
-  readonly #run: (work: (conn: DuckDBConnection) => Promise<Map<string, Found>>) => Promise<Map<string, Found>>;
+  readonly #fetch: (request: LookupRequest) => Promise<Map<string, Found>>;
   readonly #waiting: Waiting[] = [];
   #running = 0;
 
-  /** `run` borrows a connection; `slots` should not exceed the connections it has. */
-  constructor(run: (work: (conn: DuckDBConnection) => Promise<Map<string, Found>>) => Promise<Map<string, Found>>, slots: number, maxKeys: number) {
-    this.#run = run;
+  /** `fetch` runs one look-up query on a connection it borrows; `slots` should not exceed the connections it has. */
+  constructor(fetch: (request: LookupRequest) => Promise<Map<string, Found>>, slots: number, maxKeys: number) {
+    this.#fetch = fetch;
     this.#slots = slots;
     this.#maxKeys = maxKeys;
   }
@@ -61,7 +60,7 @@ export class LookupCoalescer {
 
   async #runGroup(group: readonly Waiting[]): Promise<void> {
     try {
-      const found = await this.#run((conn) => fetchDocuments(conn, merge(group.map((w) => w.request))));
+      const found = await this.#fetch(merge(group.map((w) => w.request)));
       // Each request gets the whole map: its resolvers read only its own keys, product and weeks.
       for (const w of group) w.resolve(found);
     } catch (err) {

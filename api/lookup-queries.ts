@@ -34,98 +34,134 @@ export interface Found {
   readonly geometry?: Row | null;
 }
 
+/**
+ * Which attached database holds each part of a version, by the file's label (its database's name
+ * in a served version: see shared/duckdb-open.ts): core, each week, each month and geometry are
+ * each in one file of the version's chain (shared/version-manifest.ts).
+ */
+export interface DocumentSources {
+  readonly core: string | null;
+  readonly geometry: string | null;
+  /** The file of a week or month the version holds (callers ask only for those). */
+  week(week: string): string;
+  month(month: string): string;
+}
+
 /** Separators of the one-string result: JSON text escapes control characters and Placekeys hold none. */
 const FIELD = '\x1f';
 const ROW = '\x1e';
+
+type Slot = 'core' | 'week' | 'month' | 'geometry' | 'coreExtras' | 'weekExtras';
+
+/** One document column to fetch: what it holds, and where. */
+interface Target {
+  readonly slot: Slot;
+  readonly period: string | null;
+  readonly db: string;
+  readonly table: string;
+  readonly column: string;
+}
+
+function targetsOf(request: LookupRequest, sources: DocumentSources): Target[] {
+  const out: Target[] = [];
+  const core = request.core && sources.core !== null ? sources.core : null;
+  if (core !== null) out.push({ slot: 'core', period: null, db: core, table: SERVING.places, column: 'core' });
+  for (const w of request.weeks) out.push({ slot: 'week', period: w, db: sources.week(w), table: SERVING.places, column: weekColumn(w) });
+  if (request.geometry && sources.geometry !== null) out.push({ slot: 'geometry', period: null, db: sources.geometry, table: SERVING.more, column: SERVING.geometry });
+  for (const m of request.months ?? []) out.push({ slot: 'month', period: m, db: sources.month(m), table: SERVING.more, column: monthColumn(m) });
+  if (core !== null && request.coreExtras) out.push({ slot: 'coreExtras', period: null, db: core, table: SERVING.extras, column: SERVING.coreExtras });
+  for (const w of request.weekExtras ?? []) out.push({ slot: 'weekExtras', period: w, db: sources.week(w), table: SERVING.extras, column: weekExtrasColumn(w) });
+  return out;
+}
+
+/** Targets grouped by the table they are read from (one part of the statement each), in first-seen order. */
+function partsOf(targets: readonly Target[]): Target[][] {
+  const parts = new Map<string, Target[]>();
+  for (const t of targets) {
+    const key = `${t.db}\u0000${t.table}`;
+    parts.set(key, [...(parts.get(key) ?? []), t]);
+  }
+  return [...parts.values()];
+}
 
 /**
  * Fetches every document a request needs in one prepared statement: each serving table's key
  * index finds each placekey's row, and only the columns asked for are fetched (core and the
  * weeks selected), each one pre-serialised JSON document (see docs/architecture.md, Performance).
- * The spec's fields come from `serve_places`; only when a request selects other delivered
- * columns does the statement also read their documents from `serve_extras` (a second part of a
- * UNION ALL, bound to the same keys), so the spec's look-ups read what they always did.
+ * A version's core and weeks may be in different files of its chain (each attached under its
+ * label): the statement has one part per file and table it reads, a UNION ALL bound to the same
+ * keys, so a request asks each file only for what that file holds. The spec's fields come from
+ * `serve_places`; only when a request selects other delivered columns does it also read
+ * `serve_extras`, and `serve_more` for monthly patterns and geometry.
  * Each part's rows come back joined into one string: converting one value out of DuckDB instead
  * of (1 + columns) per row took the result's conversion from about a fifth of the API process's
  * time per look-up to almost nothing (measured with --cpu-prof at concurrency 16).
- * Keys are bound parameters; week columns come from validated dates the version is known to hold.
+ * Keys are bound parameters; columns come from validated dates the version is known to hold, and
+ * database names from the version's manifest, quoted.
  */
-export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest): Promise<Map<string, Found>> {
+export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest, sources: DocumentSources): Promise<Map<string, Found>> {
   const found = new Map<string, Found>();
-  const months = request.months ?? [];
-  if (request.placekeys.length === 0 || (!request.core && request.weeks.length === 0 && months.length === 0 && !request.geometry)) return found;
-  // What each fetched column holds: core (null) or a week. Spec documents, then other columns.
-  const specTargets: readonly (string | null)[] = [...(request.core ? [null] : []), ...request.weeks];
-  const extraTargets: readonly (string | null)[] = [...(request.core && request.coreExtras ? [null] : []), ...(request.weekExtras ?? [])];
+  const targets = targetsOf(request, sources);
+  if (request.placekeys.length === 0 || targets.length === 0) return found;
   // Coalesced look-ups bind any number of keys: rounding the count up (repeating a key changes
   // nothing) keeps the statements cached per connection to a few shapes.
   const count = request.placekeys.length <= 20 ? request.placekeys.length : Math.ceil(request.placekeys.length / 50) * 50;
   const bound = [...request.placekeys, ...Array<string>(count - request.placekeys.length).fill(request.placekeys[0]!)];
   const params = bound.map((_, i) => `$${i + 1}`).join(', ');
-  const part = (table: string, columns: readonly string[]) => {
-    const fields = ['placekey', ...columns.map((c) => `coalesce(${quoteIdent(c)}, '')`)].join(`, chr(31), `);
-    return `SELECT string_agg(concat(${fields}), chr(30)) FROM ${table} WHERE placekey IN (${params})`;
-  };
-  const specPart = part(SERVING.places, specTargets.map((w) => (w === null ? 'core' : weekColumn(w))));
-  // Monthly patterns and geometry (serve_more): geometry (null), then the months.
-  const moreTargets: readonly (string | null)[] = [...(request.geometry ? [null] : []), ...months];
-  const others = [
-    ...(extraTargets.length ? [{ id: 1, sql: part(SERVING.extras, extraTargets.map((w) => (w === null ? SERVING.coreExtras : weekExtrasColumn(w)))) }] : []),
-    ...(moreTargets.length ? [{ id: 2, sql: part(SERVING.more, moreTargets.map((m) => (m === null ? SERVING.geometry : monthColumn(m)))) }] : []),
-  ];
-  // A constant first column tells the parts apart: UNION ALL does not promise their order.
-  const sql = others.length === 0 ? specPart
-    : [`SELECT 0 AS part, * FROM (${specPart})`, ...others.map((o) => `SELECT ${o.id}, * FROM (${o.sql})`)].join(' UNION ALL ');
+  const parts = partsOf(targets);
+  const sql = parts.map((part, id) => {
+    const fields = ['placekey', ...part.map((t) => `coalesce(${quoteIdent(t.column)}, '')`)].join(`, chr(31), `);
+    const select = `SELECT string_agg(concat(${fields}), chr(30)) FROM ${quoteIdent(part[0]!.db)}.${part[0]!.table} WHERE placekey IN (${params})`;
+    // A constant first column tells the parts apart: UNION ALL does not promise their order.
+    return parts.length === 1 ? select : `SELECT ${id} AS part, * FROM (${select})`;
+  }).join(' UNION ALL ');
   const statement = await preparedFor(conn, sql);
   statement.bind(bound);
   const columns = (await statement.runAndReadAll()).getColumnsJS();
-  const partOf = (id: number) => columns[1]?.[columns[0]!.indexOf(id)];
-  const joined = others.length === 0 ? { spec: columns[0]?.[0], extras: undefined, more: undefined }
-    : { spec: partOf(0), extras: partOf(1), more: partOf(2) };
-  if (typeof joined.spec !== 'string') return found; // no row matched
-  for (const values of rows(joined.spec)) {
-    const placekey = values[0]!;
-    const weeks = new Map<string, Row>();
-    let core: Row | null = null;
-    specTargets.forEach((week, i) => {
-      const doc = values[i + 1]!;
-      if (doc === '') return; // NULL: no document for this key
-      const row = JSON.parse(doc) as Row;
-      row['placekey'] = placekey;
-      if (week === null) core = row;
-      else weeks.set(week, row);
-    });
-    found.set(placekey, moreTargets.length ? { core, weeks, months: new Map(), geometry: null } : { core, weeks });
-  }
-  if (typeof joined.more === 'string') {
-    for (const values of rows(joined.more)) {
-      const entry = found.get(values[0]!);
-      if (!entry) continue;
-      moreTargets.forEach((month, i) => {
-        const doc = values[i + 1]!;
-        if (doc === '') return;
-        const row = JSON.parse(doc) as Row;
-        row['placekey'] = values[0]!;
-        if (month === null) (entry as { geometry: Row | null }).geometry = row;
-        else (entry.months as Map<string, Row>).set(month, row);
-      });
-    }
-  }
-  if (typeof joined.extras !== 'string') return found;
-  for (const values of rows(joined.extras)) {
-    const entry = found.get(values[0]!);
-    if (!entry) continue;
-    extraTargets.forEach((week, i) => {
-      const doc = values[i + 1]!;
-      // Other columns extend their spec document; without one (no POI, no data that week) the product is null anyway.
-      const base = week === null ? entry.core : entry.weeks.get(week);
-      if (doc !== '' && base) Object.assign(base, JSON.parse(doc) as Row);
-    });
+  const joinedOf = (id: number): unknown => (parts.length === 1 ? columns[0]?.[0] : columns[1]?.[columns[0]!.indexOf(id)]);
+  // Documents first, then the other columns that extend them (an extension needs its document).
+  const order = parts.map((part, id) => ({ part, id })).sort((a, b) => Number(isExtras(a.part[0]!)) - Number(isExtras(b.part[0]!)));
+  for (const { part, id } of order) {
+    const joined = joinedOf(id);
+    if (typeof joined === 'string') place(found, part, joined, moreWanted(request));
   }
   return found;
 }
 
-/** The fields of each row of a joined result. */
-function rows(joined: string): string[][] {
-  return joined.split(ROW).map((line) => line.split(FIELD));
+function isExtras(t: Target): boolean {
+  return t.slot === 'coreExtras' || t.slot === 'weekExtras';
+}
+
+function moreWanted(request: LookupRequest): boolean {
+  return (request.months?.length ?? 0) > 0 || request.geometry === true;
+}
+
+/** Puts one part's documents where they belong in `found`, creating the entries of keys first met. */
+function place(found: Map<string, Found>, part: readonly Target[], joined: string, more: boolean): void {
+  for (const values of joined.split(ROW).map((line) => line.split(FIELD))) {
+    const placekey = values[0]!;
+    let entry = found.get(placekey);
+    if (!entry) {
+      if (isExtras(part[0]!)) continue; // no document of this key to extend: its products are null anyway
+      entry = more ? { core: null, weeks: new Map(), months: new Map(), geometry: null } : { core: null, weeks: new Map() };
+      found.set(placekey, entry);
+    }
+    part.forEach((t, i) => {
+      const doc = values[i + 1]!;
+      if (doc === '') return; // NULL: no document for this key
+      if (isExtras(t)) {
+        // Other columns extend their spec document; without one the product is null anyway.
+        const base = t.slot === 'coreExtras' ? entry.core : entry.weeks.get(t.period!);
+        if (base) Object.assign(base, JSON.parse(doc) as Row);
+        return;
+      }
+      const row = JSON.parse(doc) as Row;
+      row['placekey'] = placekey;
+      const e = entry as { core: Row | null; geometry?: Row | null };
+      if (t.slot === 'core') e.core = row;
+      else if (t.slot === 'geometry') e.geometry = row;
+      else if (t.slot === 'week') (entry.weeks as Map<string, Row>).set(t.period!, row);
+      else (entry.months as Map<string, Row>).set(t.period!, row);
+    });
+  }
 }

@@ -3,6 +3,7 @@ import { monthOfDateArg, monthsOfRange } from '../shared/months.ts';
 import { weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
 import { isExtraField } from './extra-fields.ts';
+import { GEOMETRY_CORE_FIELDS } from './graphql/product-types.ts';
 
 /** What a request's entries select: core or not, which weeks of patterns (their Mondays), and whether other delivered columns are wanted. */
 export interface LookupPlan {
@@ -68,7 +69,13 @@ export function planEntries(entryNodes: readonly FieldNode[], info: GraphQLResol
         core = true;
         coreExtras ||= selectsExtras('core', field, info.fragments);
       }
-      if (GEOMETRY_PRODUCT_FIELDS.has(name)) geometry = true;
+      if (GEOMETRY_PRODUCT_FIELDS.has(name)) {
+        geometry = true;
+        // The hosted geometry's place fields are read from core (api/graphql/product-types.ts).
+        const fromCore = collectFields(field.selectionSet, info.fragments).map((f) => f.name.value).filter((n) => GEOMETRY_CORE_FIELDS.has(n));
+        core ||= fromCore.length > 0;
+        coreExtras ||= fromCore.some((n) => isExtraField('core', n));
+      }
       if (MONTH_PRODUCT_FIELDS.has(name)) {
         const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
         const month = typeof date === 'string' ? monthOfDateArg(date) : latestMonth;

@@ -1,5 +1,5 @@
 import {
-  GraphQLError, Kind, Lexer, Source, TokenKind, parse,
+  GraphQLError, Kind, Lexer, Source, TokenKind, getNullableType, isListType, parse,
   type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
 } from 'graphql';
 import { ErrorCodes } from '../shared/errors.ts';
@@ -48,13 +48,18 @@ interface Measure {
 const MAX_VISITS = 100_000;
 
 /**
- * The fixed levels of a search's v2 shape (`search { places { results { edges { node { ... } } } } }`):
- * they cannot nest further, so they are not counted and a search's node nests as a batch_lookup entry.
+ * The fixed levels of a search's v2 shape (`search { places { results { edges { node { ... } } } } }`,
+ * and `weekly_patterns` for `places`), by how far below `search` they sit: they cannot nest
+ * further, so they are not counted and a search's node nests as a batch_lookup entry. /v1's
+ * search returns entries directly: it has none.
  */
-const SEARCH_WRAPPERS: ReadonlySet<string> = new Set(['places', 'results', 'edges', 'node']);
+const SEARCH_WRAPPERS: readonly ReadonlySet<string>[] = [new Set(), new Set(['places', 'weekly_patterns']), new Set(['results']), new Set(['edges']), new Set(['node'])];
 
-/** Depth, aliases and root fields of a selection set with fragments expanded (introspection not counted). */
-function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure, inSearch = false): void {
+/**
+ * Depth, aliases and root fields of a selection set with fragments expanded (introspection not
+ * counted). `stage`: how far below a /v2 search this set is (0: not in one, or past its node).
+ */
+function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure, wrappedSearch: boolean, stage = 0): void {
   for (const sel of set?.selections ?? []) {
     if (++acc.visits > MAX_VISITS) return;
     if (sel.kind === Kind.FIELD) {
@@ -62,15 +67,15 @@ function measure(set: SelectionSetNode | undefined, fragments: Map<string, Fragm
       if (sel.alias) acc.aliases++;
       if (level === 1) acc.rootFields.add(sel.alias?.value ?? sel.name.value);
       acc.depth = Math.max(acc.depth, level);
-      const search = inSearch || (level === 1 && sel.name.value === 'search');
-      const wrapper = inSearch && SEARCH_WRAPPERS.has(sel.name.value);
-      measure(sel.selectionSet, fragments, wrapper ? level : level + 1, path, acc, search);
+      const wrapper = stage > 0 && SEARCH_WRAPPERS[stage]!.has(sel.name.value);
+      const next = level === 1 && wrappedSearch && sel.name.value === 'search' ? 1 : wrapper && stage < SEARCH_WRAPPERS.length - 1 ? stage + 1 : 0;
+      measure(sel.selectionSet, fragments, wrapper ? level : level + 1, path, acc, wrappedSearch, next);
     } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      measure(sel.selectionSet, fragments, level, path, acc, inSearch);
+      measure(sel.selectionSet, fragments, level, path, acc, wrappedSearch, stage);
     } else if (!path.has(sel.name.value)) {
       // A fragment cycle is reported by the standard rules; here it just stops the walk.
       path.add(sel.name.value);
-      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc, inSearch);
+      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc, wrappedSearch, stage);
       path.delete(sel.name.value);
     }
   }
@@ -81,10 +86,13 @@ export function complexityRule(limits: QueryLimits) {
   return (context: ValidationContext): ASTVisitor => {
     const doc = context.getDocument();
     const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    // /v2's search wraps its results in fixed levels; /v1's (a list of entries) does not.
+    const search = context.getSchema().getQueryType()?.getFields()['search'];
+    const wrappedSearch = search !== undefined && !isListType(getNullableType(search.type));
     return {
       OperationDefinition(node) {
         const acc: Measure = { depth: 0, aliases: 0, rootFields: new Set(), visits: 0 };
-        measure(node.selectionSet, fragments, 1, new Set(), acc);
+        measure(node.selectionSet, fragments, 1, new Set(), acc, wrappedSearch);
         if (acc.visits > MAX_VISITS) context.reportError(tooComplex(`the operation expands to more than ${MAX_VISITS} selections`));
         if (acc.depth > limits.maxDepth) context.reportError(tooComplex(`the operation is nested ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
         if (acc.aliases > limits.maxAliases) context.reportError(tooComplex(`the operation uses ${acc.aliases} aliases; the limit is ${limits.maxAliases}`));

@@ -17,6 +17,8 @@ export const OUTCOMES = ['ok', 'refused', 'rate_limited', 'error', 'aborted'] as
 export type Outcome = (typeof OUTCOMES)[number];
 
 const ROOT_FIELDS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'search', 'dataset_versions']);
+/** /v1's early names of the same operations count as those operations. */
+const HOSTED_NAMES: Readonly<Record<string, string>> = { places: 'batch_lookup', place: 'lookup' };
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
 // UNAVAILABLE: the version store did not answer (or gave a bad copy), not the caller's doing.
 const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY, ErrorCodes.UNAVAILABLE]);
@@ -24,7 +26,7 @@ const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, Err
 /** The API path a request names, or null for the rest (health, metrics, pages): those are not API requests. */
 function apiPath(req: Request): 'graphql' | 'export' | null {
   const p = req.path.toLowerCase().replace(/\/+$/, '');
-  if (p === '/v1/graphql') return 'graphql';
+  if (p === '/v1/graphql' || p === '/v2/graphql') return 'graphql';
   if (p === '/v1/export' || p.startsWith('/v1/export/')) return 'export';
   return null;
 }
@@ -40,7 +42,8 @@ export function operationOf(req: Request, maxTokens: number): Operation | null {
   const named = fields.filter((f) => !f.startsWith('__'));
   if (named.length === 0) return 'introspection';
   if (named.length > 1) return 'mixed';
-  return ROOT_FIELDS.has(named[0]!) ? named[0] as Operation : 'other';
+  const field = HOSTED_NAMES[named[0]!] ?? named[0]!;
+  return ROOT_FIELDS.has(field) ? field as Operation : 'other';
 }
 
 /**

@@ -8,6 +8,16 @@ export interface Near {
   readonly radius_meters: number;
 }
 
+/** The hosted API's address filter: each field given must match, as the same field of SearchFilter does. */
+export interface AddressFilter {
+  readonly location_name?: string | null;
+  readonly street_address?: string | null;
+  readonly city?: string | null;
+  readonly region?: string | null;
+  readonly postal_code?: string | null;
+  readonly iso_country_code?: string | null;
+}
+
 /** What a search matches; every field given must match (AND); no field matches every POI. */
 export interface SearchFilter {
   readonly region?: string | null;
@@ -19,6 +29,9 @@ export interface SearchFilter {
   readonly brand?: string | null;
   readonly name_prefix?: string | null;
   readonly near?: Near | null;
+  readonly brand_id?: string | null;
+  readonly phone_number?: string | null;
+  readonly address?: AddressFilter | null;
 }
 
 /** Largest radius of `near`: 500 km covers a state; larger pulls are a filter on region or country. */
@@ -38,6 +51,19 @@ const NearInput = new GraphQLInputObjectType({
   },
 });
 
+const AddressFilterInput = new GraphQLInputObjectType({
+  name: 'AddressFilter',
+  description: 'The hosted API\'s address filter (`filter: { address: { region: "MA" } }`): every field given must match.',
+  fields: {
+    location_name: { type: GraphQLString, description: 'The POI\'s name, whole, ignoring case.' },
+    street_address: { type: GraphQLString, description: 'The street address, whole, ignoring case.' },
+    city: { type: GraphQLString, description: 'The city, ignoring case.' },
+    region: { type: GraphQLString, description: 'The delivered region (state) code, exactly (`MA`).' },
+    postal_code: { type: GraphQLString, description: 'The postal code, exactly (text: `01020`).' },
+    iso_country_code: { type: GraphQLString, description: 'The country code, exactly (`US`).' },
+  },
+});
+
 export const SearchFilterInput = new GraphQLInputObjectType({
   name: 'SearchFilter',
   description: 'What a search matches: every field given must match; an empty filter matches every POI of the version.',
@@ -50,7 +76,10 @@ export const SearchFilterInput = new GraphQLInputObjectType({
     category: { type: GraphQLString, description: 'The `top_category` or the `sub_category`, ignoring case.' },
     brand: { type: GraphQLString, description: 'A brand of the POI, by name (ignoring case) or by `safegraph_brand_ids` id (exactly).' },
     name_prefix: { type: GraphQLString, description: 'The start of `location_name`, ignoring case.' },
-    near: { type: NearInput },
+    near: { type: NearInput, description: 'A circle on the ground: POIs within `radius_meters` of a point.' },
+    brand_id: { type: GraphQLString, description: 'A `safegraph_brand_ids` id of the POI, exactly.' },
+    phone_number: { type: GraphQLString, description: 'The delivered phone number, exactly (digits as delivered: `14135550100`).' },
+    address: { type: AddressFilterInput, description: 'The hosted API\'s address filter; its fields combine with the others (AND).' },
   },
 });
 
@@ -71,41 +100,61 @@ export interface FilterSql {
  * @throws AppError BAD_FILTER
  */
 export function filterSql(filter: SearchFilter | null | undefined, columns: ReadonlySet<string>): FilterSql {
+  const sql: FilterSql = { where: '', params: {} };
   const where: string[] = [];
-  const params: Record<string, string | number> = {};
-  const text = (name: keyof SearchFilter, value: unknown): string | null => {
-    if (value === undefined || value === null) return null;
-    if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TEXT) throw badFilter(`filter.${name} must be 1 to ${MAX_TEXT} characters`);
-    return value;
-  };
   const f = filter ?? {};
-  for (const name of ['region', 'postal_code', 'iso_country_code'] as const) {
-    const value = text(name, f[name]);
-    if (value === null) continue;
-    params[name] = value;
-    where.push(`${name} = $${name}`);
-  }
-  const city = text('city', f.city);
-  if (city !== null) {
-    params['city'] = city.toLowerCase();
-    where.push('lower(city) = $city');
-  }
+  addressSql(f, '', columns, where, sql.params);
+  if (f.address) addressSql(f.address, 'address_', columns, where, sql.params);
   const category = text('category', f.category);
   if (category !== null) {
-    params['category'] = category.toLowerCase();
+    sql.params['category'] = category.toLowerCase();
     where.push('(lower(top_category) = $category OR lower(sub_category) = $category)');
   }
   const prefix = text('name_prefix', f.name_prefix);
   if (prefix !== null) {
-    params['name_prefix'] = prefix.toLowerCase();
+    sql.params['name_prefix'] = prefix.toLowerCase();
     where.push('starts_with(lower(location_name), $name_prefix)');
   }
   if (f.naics_code !== undefined && f.naics_code !== null) {
     const digits = String(f.naics_code);
     if (!/^[1-9]\d{1,5}$/.test(digits)) throw badFilter('filter.naics_code must have 2 to 6 digits');
-    params['naics'] = digits;
+    sql.params['naics'] = digits;
     where.push(digits.length === 6 ? 'naics_code = CAST($naics AS INTEGER)' : 'starts_with(CAST(naics_code AS VARCHAR), $naics)');
   }
+  brandSql(f, columns, where, sql.params);
+  const phone = text('phone_number', f.phone_number);
+  if (phone !== null) {
+    sql.params['phone_number'] = phone;
+    where.push(columns.has('phone_number') ? 'phone_number = $phone_number' : 'false');
+  }
+  if (f.near) where.push(nearSql(f.near, columns, sql.params));
+  return { where: where.join(' AND ') || 'true', params: sql.params };
+}
+
+function text(name: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_TEXT) throw badFilter(`filter.${name} must be 1 to ${MAX_TEXT} characters`);
+  return value;
+}
+
+/** The address fields, at the top of the filter or inside `address` (`prefix` keeps their parameters apart). */
+function addressSql(f: AddressFilter, prefix: string, columns: ReadonlySet<string>, where: string[], params: Record<string, string | number>): void {
+  const label = prefix ? 'address.' : '';
+  for (const name of ['region', 'postal_code', 'iso_country_code'] as const) {
+    const value = text(label + name, f[name]);
+    if (value === null) continue;
+    params[prefix + name] = value;
+    where.push(`${name} = $${prefix}${name}`);
+  }
+  for (const name of ['city', 'location_name', 'street_address'] as const) {
+    const value = text(label + name, f[name]);
+    if (value === null) continue;
+    params[prefix + name] = value.toLowerCase();
+    where.push(columns.has(name) ? `lower(${name}) = $${prefix}${name}` : 'false');
+  }
+}
+
+function brandSql(f: SearchFilter, columns: ReadonlySet<string>, where: string[], params: Record<string, string | number>): void {
   const brand = text('brand', f.brand);
   if (brand !== null) {
     const byName = columns.has('brands') ? 'list_contains(list_transform(brands, b -> lower(b)), $brand_name)' : null;
@@ -114,8 +163,11 @@ export function filterSql(filter: SearchFilter | null | undefined, columns: Read
     if (byId) params['brand_id'] = brand;
     where.push(`(${[byName, byId].filter(Boolean).join(' OR ') || 'false'})`);
   }
-  if (f.near) where.push(nearSql(f.near, columns, params));
-  return { where: where.join(' AND ') || 'true', params };
+  const id = text('brand_id', f.brand_id);
+  if (id !== null) {
+    params['brand_id_only'] = id;
+    where.push(columns.has('safegraph_brand_ids') ? 'list_contains(safegraph_brand_ids, $brand_id_only)' : 'false');
+  }
 }
 
 function nearSql(near: Near, columns: ReadonlySet<string>, params: Record<string, string | number>): string {

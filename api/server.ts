@@ -9,12 +9,13 @@ import { KeyRing } from './key-ring.ts';
 import { KeyRateLimiter } from './key-rate-limiter.ts';
 import { VersionCatalog } from './version-catalog.ts';
 import { VersionStore } from './version-store.ts';
-import type { VersionCache } from '../shared/version-cache.ts';
-import type { VersionPointer } from '../shared/version-pointer.ts';
-import { CachedVersionFiles } from './version-files-source.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../shared/rollback.ts';
-import { rollbackShared, type SharedRollbackDeps } from '../shared/rollback-shared.ts';
+import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
+import { localSite } from '../shared/open-version-site.ts';
+import type { VersionSite } from '../shared/version-site.ts';
+import { VersionFiles } from './versions/version-file-set.ts';
+import { OpenStores } from './lookup/open-stores.ts';
 
 export interface RunningServer {
   readonly url: string;
@@ -33,21 +34,24 @@ export interface ServerDeps {
    */
   readonly redis?: Redis | null;
   /**
-   * Many machines (VERSION_STORE set): the Redis pointer to follow, this machine's cache of the
-   * store's versions, and what the status page's rollback needs (store, publish lock, staging).
-   * Without it, DATA_DIR holds the versions and its CURRENT file the pointer.
+   * Where versions live and which one is served (shared/open-version-site.ts): the pointer to
+   * follow, the store and this machine's verified cache, and the lock the status page's rollback
+   * takes. Default: one machine's site on DATA_DIR.
    */
-  readonly shared?: (SharedRollbackDeps & { readonly pointer: VersionPointer; readonly cache: VersionCache }) | null;
+  readonly site?: VersionSite;
 }
 
 /** Starts the web process's server: opens the current version, follows the pointer and key file. */
 export async function startServer(config: Config, log: Logger, deps: ServerDeps = {}): Promise<RunningServer> {
-  const shared = deps.shared ?? null;
+  const site = deps.site ?? localSite(config.dataDir, log);
+  // Versions an older release published on this machine get their record (and checksum) first.
+  if (site.cache.local) await site.lock.using(() => adoptWholeCopies(site, config.apiMemoryLimit));
   const store = new VersionStore({
-    dataDir: config.dataDir, pollMs: config.pointerPollMs,
-    ...(shared ? { pointer: shared.pointer, files: new CachedVersionFiles(shared.cache, config.cacheGraceSeconds * 1000), waitForFirst: false } : {}),
+    pollMs: config.pointerPollMs, pointer: site.pointer, files: new VersionFiles(site),
+    // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
+    waitForFirst: site.cache.local,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
-    lookupFiles: config.lookupFiles, lookupFileWeeks: config.lookupFileWeeks,
+    ...(config.lookupStores ? { stores: new OpenStores() } : {}),
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
   await keys.refresh();
@@ -61,15 +65,18 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
   const app = createApp({
-    store, catalog: new VersionCatalog(config.dataDir, undefined, shared?.store ?? null), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    store, catalog: new VersionCatalog(site.store, site.cache.dir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {
-      // The same verified pointer move as `placedata rollback` (the check opens the file briefly, read-only).
-      rollback: (label) => (shared ? rollbackShared(shared, { label }) : rollback(config.dataDir, { label }, config.apiMemoryLimit)),
+      // The same verified pointer move as `placedata rollback`.
+      rollback: (label) => rollback(site, { label }),
       jobs,
     },
     metricsToken: config.metricsToken,
+    corsOrigins: config.corsOrigins,
+    compressionMinBytes: config.compression ? config.compressionMinBytes : null,
+    persistedQueryCacheBytes: config.persistedQueryCacheBytes,
   });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.port, config.host, () => resolve(s));

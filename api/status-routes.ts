@@ -7,8 +7,8 @@ import { sendError } from './error-body.ts';
 import type { KeyIdentity, KeyRing } from './key-ring.ts';
 import { requireKey } from './require-key.ts';
 import { requireRole } from './require-role.ts';
-import type { DatasetVersion, VersionCatalog } from './version-catalog.ts';
-import type { VersionStore } from './version-store.ts';
+import type { DatasetVersion, VersionCatalog, VersionStorage } from './version-catalog.ts';
+import type { RefusedVersion, VersionStore } from './version-store.ts';
 
 /** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
 export type RollbackFn = (label: string) => Promise<{ from: string | null; to: string }>;
@@ -29,7 +29,9 @@ export const STATUS_JOBS = 20;
 export interface StatusBody {
   readonly caller: { readonly name: string; readonly role: string };
   readonly current: string | null;
-  readonly versions: readonly (DatasetVersion & { readonly current: boolean })[];
+  /** The version the pointer names that this web process refused to serve (a damaged file), and why. */
+  readonly refused: RefusedVersion | null;
+  readonly versions: readonly (DatasetVersion & { readonly current: boolean; readonly storage: VersionStorage | null })[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJobView[] };
 }
 
@@ -52,13 +54,15 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       const key = res.locals['key'] as KeyIdentity;
       const current = options.store.current?.label ?? null;
       let listed;
+      let storage;
       try {
         listed = await options.catalog.list();
+        storage = await options.catalog.storage();
       } catch (err) {
         if (isAppError(err) && err.code === ErrorCodes.UNAVAILABLE) return sendError(res, 503, err.code, err.message, { 'Retry-After': '5' });
         throw err;
       }
-      const versions = listed.map((v) => ({ ...v, current: v.label === current }));
+      const versions = listed.map((v) => ({ ...v, current: v.label === current, storage: storage.get(v.label) ?? null }));
       let jobs: StatusBody['jobs'] = { queue: null, available: false, error: 'this web process reads no load queue', items: [] };
       if (options.jobs) {
         try {
@@ -68,7 +72,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
           jobs = { queue: options.jobs.queueName, available: false, error: 'the load queue cannot be read (Redis does not answer)', items: [] };
         }
       }
-      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, versions, jobs };
+      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, jobs };
       res.set('Cache-Control', 'no-store').json(body);
     })().catch(next);
   });

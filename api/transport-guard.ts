@@ -1,22 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../shared/errors.ts';
 import { sendError } from './error-body.ts';
+import { negotiateMediaType } from './http/media-type.ts';
 import { inspectOperation } from './inspect-operation.ts';
 import { requestParams } from './request-params.ts';
-
-/**
- * graphql-http's own test of the Accept header (same parsing, same order), so this guard
- * refuses exactly what graphql-http would, but with a body that carries a code.
- */
-function acceptable(accept: string | undefined): boolean {
-  for (const entry of (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',')) {
-    const [type, ...params] = entry.split(';');
-    const charset = params.find((p) => p.includes('charset=')) ?? 'charset=utf-8';
-    if (type === 'application/graphql-response+json' && charset === 'charset=utf-8') return true;
-    if ((type === 'application/json' || type === 'application/*' || type === '*/*') && (charset === 'charset=utf-8' || charset === 'charset=utf8')) return true;
-  }
-  return false;
-}
 
 /** graphql-http's test of a POST's Content-Type: JSON, in UTF-8 (said or assumed). */
 function jsonContent(contentType: string | undefined): boolean {
@@ -33,7 +20,7 @@ export function transportGuard() {
     if (req.method !== 'GET' && req.method !== 'POST') {
       return sendError(res, 405, ErrorCodes.BAD_REQUEST, `Method ${req.method} is not allowed: use POST (or GET for queries)`, { Allow: 'GET, POST' });
     }
-    if (!acceptable(req.headers.accept)) {
+    if (negotiateMediaType(req.headers.accept) === null) {
       return sendError(res, 406, ErrorCodes.BAD_REQUEST, 'Not acceptable: the API answers application/graphql-response+json or application/json',
         { Accept: 'application/graphql-response+json; charset=utf-8, application/json; charset=utf-8' });
     }
@@ -64,12 +51,13 @@ export function bodyGuard(maxTokens: number) {
 }
 
 /**
- * OPTIONS (a browser's CORS preflight, or a client asking what is allowed): 204 with `Allow`
- * and no Access-Control-* fields, so browsers refuse cross-origin calls. The API key must stay
- * on the caller's server; a web page would expose it.
+ * OPTIONS (a browser's CORS preflight, or a client asking what is allowed): 204 with `Allow`, no
+ * key needed. Access-Control-* fields are added before this by the CORS middleware, for the
+ * configured origins only (CORS_ORIGINS; none by default, so browsers then refuse cross-origin
+ * calls).
  */
-export function preflight() {
+export function preflight(allow: string) {
   return (_req: Request, res: Response): void => {
-    res.status(204).set('Allow', 'GET, POST, OPTIONS').end();
+    res.status(204).set('Allow', allow).end();
   };
 }

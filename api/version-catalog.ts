@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import type { VersionFileStore } from '../shared/version-file-store.ts';
-import { listVersionFiles, versionFilePath } from '../shared/version-files.ts';
+import { versionFilePath } from '../shared/version-files.ts';
 import { readVersionInfo, type VersionInfo } from '../shared/version-info.ts';
 import { READABLE_SCHEMAS } from '../shared/version-schema.ts';
 
@@ -34,6 +34,13 @@ export interface DatasetVersion {
 
 type Info = Omit<DatasetVersion, 'label'>;
 
+/** A version's own bytes and the earlier files it shares by reference. */
+export interface VersionStorage {
+  readonly bytes: number;
+  readonly inherits: readonly { readonly label: string; readonly bytes: number }[];
+  readonly inherited_bytes: number;
+}
+
 function withServable(info: VersionInfo): Info {
   const { release_month, built_at, schema_version, ...rest } = info;
   return { release_month, built_at, schema_version, servable: READABLE_SCHEMAS.includes(schema_version), ...rest };
@@ -48,99 +55,72 @@ function labelOnly(label: string, releaseMonth: string): DatasetVersion {
 }
 
 /**
- * The version files retained in the data folder, with what their `version_info` says. A version
- * file never changes once named, so each is opened once (read-only, briefly) and its facts are
- * kept by label; the folder itself is listed on every call, so deleted versions drop out at once.
+ * The retained versions with what their `version_info` says, listed from the store (every
+ * machine lists the same versions; a version expired by retention drops out at once). Each
+ * version's facts are those its record holds (recorded at publish), else those of this machine's
+ * copy of its file, else only its label's: facts never change once published, so they are kept
+ * by label.
  */
 export class VersionCatalog {
-  readonly #dataDir: string;
+  readonly #store: VersionFileStore;
+  readonly #cacheDir: string;
   readonly #memoryLimit: string;
-  readonly #store: VersionFileStore | null;
-  readonly #known = new Map<string, Promise<Info | null>>();
-  /** Stored versions whose store holds no facts (stored by an older release): read from the cached file. */
-  readonly #notRecorded = new Set<string>();
+  readonly #known = new Map<string, Info>();
 
-  /**
-   * `memoryLimit` of the brief read-only opens: they read one row, so little is needed. With a
-   * `store` (VERSION_STORE set), the versions listed are the store's, and `dataDir` is this
-   * machine's cache of them.
-   */
-  constructor(dataDir: string, memoryLimit = '64MB', store: VersionFileStore | null = null) {
-    this.#dataDir = dataDir;
-    this.#memoryLimit = memoryLimit;
+  /** `memoryLimit` of the brief read-only opens of a cached file (they read one row). */
+  constructor(store: VersionFileStore, cacheDir: string, memoryLimit = '64MB') {
     this.#store = store;
+    this.#cacheDir = cacheDir;
+    this.#memoryLimit = memoryLimit;
   }
 
-  /** The folder whose versions it lists. */
-  get dataDir(): string {
-    return this.#dataDir;
-  }
-
-  /** Every retained version whose facts can be read, oldest build first. */
+  /** Every retained version, oldest build first. */
   async list(): Promise<DatasetVersion[]> {
-    if (this.#store) {
-      return this.#listStored(this.#store).catch((err: unknown) => {
-        // The store did not answer (its message may hold an address): a stable code, no internals.
-        void err;
-        throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
-      });
+    let stored;
+    try {
+      stored = await this.#store.list();
+    } catch {
+      // The store did not answer (its message may hold an address): a stable code, no internals.
+      throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
     }
-    const files = await listVersionFiles(this.#dataDir);
-    const labels = new Set(files.map((f) => f.label));
-    for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
-    const out: DatasetVersion[] = [];
-    for (const f of files) {
-      let info = this.#known.get(f.label);
-      if (!info) this.#known.set(f.label, (info = this.#read(f.file)));
-      const read = await info;
-      if (read) out.push({ label: f.label, ...read });
-    }
-    return out;
-  }
-
-  /**
-   * The store's versions (every machine lists the same ones), with the facts the store recorded,
-   * else those of the file where this machine has it cached. The store is listed on every call,
-   * so a version deleted by retention drops out at once; its recorded facts are asked once per
-   * version (they never change); a failed read of a cached file (one being pruned) is not kept,
-   * so the facts appear once the file is back.
-   */
-  async #listStored(store: VersionFileStore): Promise<DatasetVersion[]> {
-    const stored = await store.list();
     const labels = new Set(stored.map((v) => v.label));
     for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
-    for (const label of this.#notRecorded) if (!labels.has(label)) this.#notRecorded.delete(label);
     const out: DatasetVersion[] = [];
     for (const v of stored) {
-      let info = this.#known.get(v.label);
-      if (!info && !this.#notRecorded.has(v.label)) {
-        const recorded = (await store.facts(v.label))?.info;
-        if (recorded) this.#known.set(v.label, (info = Promise.resolve(withServable(recorded))));
-        else this.#notRecorded.add(v.label);
-      }
-      if (!info) {
-        const file = versionFilePath(this.#dataDir, v.label);
-        if (await access(file).then(() => true, () => false)) {
-          info = this.#read(file);
-          this.#known.set(v.label, info);
-        }
-      }
-      const read = info ? await info : null;
-      if (read) out.push({ label: v.label, ...read });
-      else {
-        if (info) this.#known.delete(v.label);
-        out.push(labelOnly(v.label, v.releaseMonth));
-      }
+      const info = this.#known.get(v.label) ?? (await this.#read(v.label));
+      if (info) this.#known.set(v.label, info);
+      out.push(info ? { label: v.label, ...info } : labelOnly(v.label, v.releaseMonth));
     }
     return out;
   }
 
-  async #read(file: string): Promise<Info | null> {
+  /**
+   * What each retained version costs on disk: its own file's bytes, and the earlier files it
+   * inherits from (shared by reference with the versions that also inherit them), from the
+   * store's records and listing.
+   */
+  async storage(): Promise<Map<string, VersionStorage>> {
     try {
-      return withServable(await readVersionInfo(file, this.#memoryLimit));
+      const sizes = new Map((await this.#store.files()).map((f) => [f.label, f.bytes]));
+      const out = new Map<string, VersionStorage>();
+      for (const v of await this.#store.list()) {
+        const record = await this.#store.record(v.label);
+        if (!record) continue;
+        const inherits = record.files.map((f) => ({ label: f.label, bytes: sizes.get(f.label) ?? f.bytes }));
+        out.set(v.label, { bytes: record.bytes, inherits, inherited_bytes: inherits.reduce((n, f) => n + f.bytes, 0) });
+      }
+      return out;
     } catch {
-      // Not a readable version (a file being removed, or no version_info): not listed.
-      return null;
+      throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
     }
+  }
+
+  async #read(label: string): Promise<Info | null> {
+    const recorded = (await this.#store.record(label).catch(() => null))?.info;
+    if (recorded) return withServable(recorded);
+    const file = versionFilePath(this.#cacheDir, label);
+    if (!(await access(file).then(() => true, () => false))) return null;
+    // A record of an older release without facts: this machine's copy says them, if it can be read.
+    return readVersionInfo(file, this.#memoryLimit).then(withServable, () => null);
   }
 }

@@ -1,12 +1,9 @@
-import path from 'node:path';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
-import { FileVersionPointer, type VersionPointer } from '../shared/version-pointer.ts';
+import type { VersionPointer } from '../shared/version-pointer.ts';
 import { parseLabel } from '../shared/version-label.ts';
-import { lookupRoot } from './prepare-lookup-file.ts';
-import { pruneLookupFiles } from './prune-lookup-files.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
-import { LocalVersionFiles, type VersionFiles } from './version-files-source.ts';
+import type { VersionFileSet, VersionFiles } from './versions/version-file-set.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
 export interface Lease {
@@ -15,17 +12,23 @@ export interface Lease {
 }
 
 export interface VersionStoreOptions extends ServeOptions {
-  readonly dataDir: string;
   readonly pollMs: number;
-  /** The pointer followed (default: the CURRENT file in dataDir). */
-  readonly pointer?: VersionPointer;
-  /** Where a label's file is found (default: in dataDir itself). */
-  readonly files?: VersionFiles;
+  /** The pointer followed (the CURRENT file on one machine, the Redis key on many). */
+  readonly pointer: VersionPointer;
+  /** Where a version's files are got, verified (the site's cache). */
+  readonly files: VersionFiles;
   /**
    * Whether start() waits for the current version (default true). A process that downloads
    * versions starts listening at once and answers /readyz 503 until the download is done.
    */
   readonly waitForFirst?: boolean;
+}
+
+/** A version the pointer named that this process refused to serve, and why (for /readyz, the log and the status page). */
+export interface RefusedVersion {
+  readonly label: string;
+  readonly reason: string;
+  readonly at: string;
 }
 
 /** Retained versions kept open for pinned requests besides the current one (least recently used closes first). */
@@ -67,14 +70,27 @@ export class VersionStore {
   /** Versions opened for pinned requests, least recently used first. */
   readonly #pinned = new Map<string, Promise<ServedVersion>>();
 
+  /** Look-up stores left out at an open or failed in service since the process started (placedata_lookup_store_failures). */
+  storeFailures = 0;
+  /** The last version the pointer named that could not be served, while the pointer still names it. */
+  #refused: RefusedVersion | null = null;
+
   constructor(options: VersionStoreOptions, log: Logger) {
     this.#options = {
       ...options,
-      onLookupFileError: (label, message) => log.error({ label, err: message }, 'lookup file failed: look-ups of this version read the DuckDB file from now on (slower)'),
+      onStoreError: (label, message) => {
+        this.storeFailures++;
+        log.error({ label, err: message }, 'look-up store failed: look-ups of this version read its DuckDB files from now on (slower)');
+      },
     };
     this.#log = log;
-    this.#pointer = options.pointer ?? new FileVersionPointer(options.dataDir);
-    this.#files = options.files ?? new LocalVersionFiles(options.dataDir);
+    this.#pointer = options.pointer;
+    this.#files = options.files;
+  }
+
+  /** The version the pointer names that this process refused (damaged, or unreadable), or null. */
+  get refused(): RefusedVersion | null {
+    return this.#refused;
   }
 
   get current(): ServedVersion | null {
@@ -112,27 +128,24 @@ export class VersionStore {
     const notFound = (why: string) => new AppError(ErrorCodes.VERSION_NOT_FOUND, `Dataset version ${JSON.stringify(label.slice(0, 64))} ${why}`);
     if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
     if (!parseLabel(label)) throw notFound('is not a version label (<epoch_seconds>__<year>_<month>)');
-    let file: string | null;
+    let set: VersionFileSet | null;
     try {
-      file = await this.#files.localFile(label);
+      set = await this.#files.get(label);
     } catch (err) {
-      // Only a store download fails this way (the store does not answer, or the copy's checksum
-      // is wrong): the version exists, so this is not a 404; the reason stays in the log.
       this.#log.warn({ label, err: (err as Error).message }, 'cannot get a pinned version');
-      throw new AppError(ErrorCodes.UNAVAILABLE, `Dataset version ${JSON.stringify(label)} is in the version store but could not be fetched to this machine; try again later`);
+      // The version exists, so this is not a 404. A copy that failed its checksum is deleted and
+      // fetched again on the next try; a store that does not answer may answer later.
+      const why = isAppError(err) && err.code === ErrorCodes.VERSION_INVALID ? 'but a file of it failed its checksum on this machine' : 'but could not be fetched to this machine';
+      throw new AppError(ErrorCodes.UNAVAILABLE, `Dataset version ${JSON.stringify(label)} is in the version store ${why}; try again later`);
     }
-    if (file === null) {
+    if (set === null) {
       this.#unpin(label);
       throw notFound('is not retained (see dataset_versions)');
     }
     for (;;) {
       let opening = this.#pinned.get(label);
       if (opening) this.#pinned.delete(label); // re-inserted below: most recently used last
-      if (!opening) {
-        opening = ServedVersion.open(file, label, this.#options);
-        // A pinned version answers through DuckDB until its lookup file is ready.
-        void opening.then((v) => v.lookupFileReady.then(() => this.#logLookupFile(v)), () => undefined);
-      }
+      if (!opening) opening = ServedVersion.open(set, this.#options);
       this.#pinned.set(label, opening);
       this.#evictPinned();
       let version: ServedVersion;
@@ -172,21 +185,12 @@ export class VersionStore {
 
   /**
    * Gets a version ready to be switched to before the pointer names it (a staged publish, many
-   * machines): its file into the local cache, verified, and its lookup file built, so that the
-   * switch itself is an open of files already there.
-   * @throws what getting the file threw; VERSION_NOT_FOUND when the store has no such version.
+   * machines): the files it needs that this machine lacks downloaded into the local cache, and
+   * every file proved, so that the switch itself is an open of files already there.
+   * @throws what getting the files threw; VERSION_NOT_FOUND when the store has no such version.
    */
   async stage(label: string): Promise<void> {
-    const file = await this.#files.localFile(label);
-    if (file === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
-    if (!(this.#options.lookupFiles ?? true) || this.openLabels.includes(label)) return;
-    const version = await ServedVersion.open(file, label, this.#options);
-    try {
-      await version.lookupFileReady;
-      this.#logLookupFile(version);
-    } finally {
-      version.retire();
-    }
+    if ((await this.#files.get(label)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
   }
 
   /** Labels this process has open: the current version and the pinned ones. */
@@ -211,56 +215,70 @@ export class VersionStore {
   }
 
   #pending: Promise<void> | null = null;
-  /** A version opened for the pointer, waiting for its lookup file before it takes traffic. */
+  /** A version opened for the pointer, being warmed before it takes traffic. */
   #opening: ServedVersion | null = null;
+
+  /** Refuses the version the pointer names: the version in service (if any) stays, and /readyz and the status page say why. */
+  #refuse(label: string, err: unknown): void {
+    this.#failedLabel = label;
+    this.#refused = { label, reason: (err as Error).message, at: new Date().toISOString() };
+    this.#log.error({ label, err: this.#refused.reason, serving: this.#current?.label ?? null }, 'refused the version the pointer names; still serving the previous one');
+  }
 
   async #refreshOnce(): Promise<void> {
     if (this.#closed) return;
     const label = await this.#pointer.read();
-    if (label === null || label === this.#current?.label || label === this.#failedLabel) return;
-    // Getting the file (a download, with a store) may fail for a while: it is tried again on the
-    // next poll or announcement, while the version in service stays.
-    const file = await this.#files.localFile(label);
-    if (file === null) {
-      this.#log.error({ label }, 'the pointer names a version whose file cannot be found; still serving the previous one');
+    if (label !== null && label === this.#current?.label) {
+      // Pointed back at the version in service: a refused one is tried again if named again.
+      this.#failedLabel = null;
+      this.#refused = null;
       return;
     }
+    if (label === null || label === this.#failedLabel) return;
+    const started = Date.now();
+    let set: VersionFileSet | null;
+    try {
+      set = await this.#files.get(label);
+    } catch (err) {
+      // A damaged file is refused until the pointer names another version; anything else (a
+      // download cut short, a store that does not answer) is tried again on the next poll.
+      if (isAppError(err) && err.code === ErrorCodes.VERSION_INVALID) return this.#refuse(label, err);
+      this.#log.error({ label, err: (err as Error).message }, 'cannot get the files of the version the pointer names; still serving the previous one');
+      return;
+    }
+    if (set === null) {
+      this.#log.error({ label }, 'the pointer names a version that is not stored; still serving the previous one');
+      return;
+    }
+    const got = Date.now();
     let next: ServedVersion;
     try {
-      next = await ServedVersion.open(file, label, this.#options);
+      next = await ServedVersion.open(set, this.#options);
     } catch (err) {
-      this.#failedLabel = label;
-      this.#log.error({ label, err: (err as Error).message }, 'cannot open the version the pointer names; still serving the previous one');
-      return;
+      return this.#refuse(label, err);
     }
-    // The new version takes traffic once its look-ups read its lookup file (built on first
-    // open: seconds per million POIs); the version in service answers meanwhile.
+    const opened = Date.now();
+    // Blocks read right after opening are slow until cached: the version in service answers meanwhile.
     this.#opening = next;
-    await next.lookupFileReady;
+    await next.warm().catch((err: unknown) => this.#log.warn({ label, err: (err as Error).message }, 'warming the new version failed'));
     this.#opening = null;
     if (this.#closed) return next.retire();
-    this.#logLookupFile(next);
     const previous = this.#current;
     this.#current = next;
     this.#previousLabel = previous?.label ?? null;
     this.#failedLabel = null;
+    this.#refused = null;
     previous?.retire();
-    this.#log.info({ label, previous: previous?.label ?? null }, 'serving version');
+    // Where the switch's time went: the files got (downloaded or proved), opened, warmed.
+    const ms = { files: got - started, open: opened - got, warm: Date.now() - opened };
+    this.#log.info({ label, previous: previous?.label ?? null, files: set.files.size + 1, stores: set.stores.size, lookups: next.lookupPath, ms }, 'serving version');
+    if (next.storeErrors.length) {
+      this.storeFailures += next.storeErrors.length;
+      this.#log.error({ label, errors: next.storeErrors }, 'look-up stores left out: those files\' look-ups read DuckDB (slower)');
+    }
     await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
       this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
     });
-    const keep = new Set([label, previous?.label ?? '', ...this.#pinned.keys()]);
-    await pruneLookupFiles(lookupRoot(file), path.dirname(file), keep).catch((err: unknown) => {
-      this.#log.warn({ err: (err as Error).message }, 'lookup file clean-up failed');
-    });
-  }
-
-  #logLookupFile(version: ServedVersion): void {
-    if (version.lookupFileError !== null) {
-      this.#log.error({ label: version.label, err: version.lookupFileError }, 'no lookup file: look-ups of this version read the DuckDB file (slower)');
-    } else if (version.lookupFileBuildSeconds !== null) {
-      this.#log.info({ label: version.label, seconds: version.lookupFileBuildSeconds }, 'lookup file built');
-    }
   }
 
   /** Stops following the pointer and retires the version in service. Idempotent. */
@@ -269,7 +287,6 @@ export class VersionStore {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#unwatch?.();
-    // A lookup file being built for the next version stops at its next chunk.
     this.#opening?.retire();
     await this.#refreshing;
     for (const label of [...this.#pinned.keys()]) this.#unpin(label);

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import os from 'node:os';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 
 /** One HTTP POST target: where, which headers, and a checker for each response body. */
 export interface Target {
@@ -29,7 +30,13 @@ function post(url: string, headers: Record<string, string>, body: string): Promi
     const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        // Clients that ask for compression (bench/compression.ts) get it undone here, as an HTTP client would.
+        const raw = Buffer.concat(chunks);
+        const encoding = res.headers['content-encoding'];
+        const text = (encoding === 'gzip' ? gunzipSync(raw) : encoding === 'br' ? brotliDecompressSync(raw) : raw).toString('utf8');
+        resolve({ status: res.statusCode ?? 0, body: text });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);

@@ -1,58 +1,40 @@
 /**
- * What damaged rows cost a load, against the same drop without them, in the same run:
- *   node bench/rejects.ts [--pois 250000] [--weeks 4] [--bad 100] [--work bench/work/rejects] [--reps 2]
- * Generates (once) a synthetic drop (`--pois` x `--weeks` weekly rows, every column), writes a
- * copy whose weekly file has `--bad` lines spread evenly through it given one field too many,
- * then loads each into a fresh data folder, alternating, and prints the wall times and the ratio
- * (issue 16's target: at most 1.1x). Every damaged load must report exactly `--bad` rejected lines.
+ * The `rejects` part of `npm run bench` (bench/run.ts): what damaged rows cost a load, against the
+ * same drop without them, in the same run. A copy of a synthetic drop gets `bad` lines spread
+ * evenly through its weekly patterns, each given one field too many; the two drops are then loaded
+ * alternately, `reps` times each, into fresh data folders. Issue 16's target: at most 1.1x. Every
+ * damaged load must report exactly `bad` rejected lines (and the clean ones none), or the part fails.
  */
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { copyFile, mkdir, readdir, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip, createGzip } from 'node:zlib';
-import { Command } from 'commander';
-import { loadDrop } from '../ingest/load-drop.ts';
-import { buildSettingsOf } from '../ingest/build-settings-of.ts';
-import { loadConfig } from '../shared/config.ts';
-import { generateDrop } from '../tools/generate-drop.ts';
 
-const o = new Command().option('--pois <n>', 'POIs', '250000').option('--weeks <n>', 'weeks', '4').option('--bad <n>', 'damaged lines', '100')
-  .option('--work <dir>', 'work folder', 'bench/work/rejects').option('--reps <n>', 'loads of each drop', '2').parse().opts();
-const clean = path.join(o.work, `clean-${o.pois}x${o.weeks}`);
-const damaged = path.join(o.work, `damaged-${o.pois}x${o.weeks}-${o.bad}`);
-if (!existsSync(clean)) await generateDrop({ out: clean, pois: Number(o.pois), weeks: Number(o.weeks), format: 'csv.gz', seed: 1 });
-if (!existsSync(damaged)) {
-  await mkdir(damaged, { recursive: true });
-  for (const name of await readdir(clean)) {
-    if (!/patterns/.test(name)) {
-      await copyFile(path.join(clean, name), path.join(damaged, name));
-      continue;
-    }
-    // Streamed: a 1M-row weekly file is over a gigabyte of text.
-    // Not every POI has every week: spread over 90% of the rows the drop could hold.
-    const step = Math.floor(0.9 * Number(o.pois) * Number(o.weeks) / Number(o.bad));
-    let n = 0;
-    let left = Number(o.bad);
-    const damage = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        const parts = chunk.toString('latin1').split('\n');
-        for (let i = 0; i < parts.length - 1; i++) {
-          n++;
-          if (left > 0 && n > 1 && (n - 1) % step === Math.floor(step / 2)) {
-            parts[i] += ',one too many';
-            left--;
-          }
-        }
-        done(null, Buffer.from(parts.join('\n'), 'latin1'));
-      },
-    });
-    await pipeline(createReadStream(path.join(clean, name)), createGunzip(), lineChunks(), damage, createGzip(), createWriteStream(path.join(damaged, name)));
-    if (left !== 0) throw new Error(`${name}: ${left} damaged lines not placed`);
-  }
+/** One timed load, as bench/run.ts measures it (`placedata load --json` under /usr/bin/time). */
+export interface TimedLoad {
+  readonly seconds: number;
+  /** CPU seconds, user + system. */
+  readonly cpu_s: number;
+  readonly rss_mb: number;
+  readonly load1: number;
+  readonly rejected_lines: number;
+  readonly weekly_rows_loaded: number;
 }
+
+export interface RejectsFigures {
+  readonly pois: number;
+  readonly weeks: number;
+  readonly bad: number;
+  readonly clean: TimedLoad[];
+  readonly damaged: TimedLoad[];
+  /** Median damaged load over median clean load, wall time. */
+  readonly ratio: number;
+  /** The same of CPU time, which others' work on a shared machine moves less. */
+  readonly cpu_ratio: number;
+}
+
 /** Re-chunks a byte stream at line ends, so a line is never split between two chunks. */
 function lineChunks(): Transform {
   let rest = Buffer.alloc(0);
@@ -69,19 +51,75 @@ function lineChunks(): Transform {
   });
 }
 
-const config = loadConfig({ ...process.env, DATA_DIR: path.join(o.work, 'data') });
-const times: Record<string, number[]> = { clean: [], damaged: [] };
-for (let rep = 0; rep < Number(o.reps); rep++) {
-  for (const [name, drop] of [['clean', clean], ['damaged', damaged]] as const) {
-    const dataDir = path.join(o.work, `data-${name}`);
-    await rm(dataDir, { recursive: true, force: true });
-    const started = performance.now();
-    const { report } = await loadDrop({ dataDir, inputs: [drop], month: null, settings: buildSettingsOf(config) });
-    times[name]!.push((performance.now() - started) / 1000);
-    const expected = name === 'clean' ? 0 : Number(o.bad);
-    if (report.rejected_lines_total !== expected) throw new Error(`${name}: ${report.rejected_lines_total} rejected lines, expected ${expected}`);
-    console.log(`${name} load ${rep + 1}: ${times[name]!.at(-1)!.toFixed(1)} s, rows loaded ${report.products.weekly?.rows_loaded}, rejected lines ${report.rejected_lines_total}, load ${os.loadavg()[0]!.toFixed(2)}`);
+/**
+ * Writes `damaged`: a copy of the drop in `clean` whose weekly patterns files (in name order)
+ * have `bad` lines, spread evenly, given one field too many. Streamed: a 1M-row weekly file is
+ * over a gigabyte of text. Done once (a DONE file marks it).
+ */
+async function damagedCopy(clean: string, damaged: string, pois: number, weeks: number, bad: number): Promise<void> {
+  if (existsSync(path.join(damaged, 'DONE'))) return;
+  await rm(damaged, { recursive: true, force: true });
+  await mkdir(damaged, { recursive: true });
+  // Not every POI has every week: spread over 90% of the rows the drop could hold.
+  const step = Math.floor(0.9 * pois * weeks / bad);
+  let n = 0;
+  let left = bad;
+  for (const name of (await readdir(clean)).filter((f) => f.endsWith('.csv.gz')).sort()) {
+    if (!/^patterns/.test(name)) {
+      await copyFile(path.join(clean, name), path.join(damaged, name));
+      continue;
+    }
+    let header = true;
+    const damage = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        const lines = chunk.toString('latin1').split('\n');
+        for (let i = 0; i < lines.length - 1; i++) {
+          if (header) {
+            header = false;
+            continue;
+          }
+          if (left > 0 && n++ % step === Math.floor(step / 2)) {
+            lines[i] += ',one too many';
+            left--;
+          }
+        }
+        done(null, Buffer.from(lines.join('\n'), 'latin1'));
+      },
+    });
+    await pipeline(createReadStream(path.join(clean, name)), createGunzip(), lineChunks(), damage, createGzip(), createWriteStream(path.join(damaged, name)));
   }
+  if (left !== 0) throw new Error(`${damaged}: ${left} damaged lines not placed`);
+  await writeFile(path.join(damaged, 'DONE'), '');
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(`${o.pois} POIs x ${o.weeks} weeks, ${o.bad} damaged lines: clean ${median(times.clean!).toFixed(1)} s, damaged ${median(times.damaged!).toFixed(1)} s, ratio ${(median(times.damaged!) / median(times.clean!)).toFixed(3)} (target <= 1.1)`);
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Runs the part: the damaged copy of `cleanFiles`' drop (made once under `work`), then `reps`
+ * alternating loads of each with `load`, each checked for its count of rejected lines.
+ * @param load times one load of the files into a fresh data folder
+ */
+export async function rejectsPart(o: { work: string; pois: number; weeks: number; bad: number; reps: number }, cleanFiles: readonly string[],
+  load: (dataDir: string, files: readonly string[]) => Promise<TimedLoad>, log: (line: string) => void): Promise<RejectsFigures> {
+  const cleanDir = path.dirname(cleanFiles[0]!);
+  const damagedDir = path.join(o.work, `damaged-${o.pois}x${o.weeks}-${o.bad}`);
+  log(`rejects: writing ${damagedDir}`);
+  await damagedCopy(cleanDir, damagedDir, o.pois, o.weeks, o.bad);
+  const damagedFiles = cleanFiles.map((f) => path.join(damagedDir, path.basename(f)));
+  const runs: Record<'clean' | 'damaged', TimedLoad[]> = { clean: [], damaged: [] };
+  for (let rep = 0; rep < o.reps; rep++) {
+    for (const [kind, files] of [['clean', cleanFiles], ['damaged', damagedFiles]] as const) {
+      const dataDir = path.join(o.work, `data-rejects-${kind}`);
+      const run = await load(dataDir, files);
+      await rm(dataDir, { recursive: true, force: true });
+      const expected = kind === 'clean' ? 0 : o.bad;
+      if (run.rejected_lines !== expected) throw new Error(`rejects: the ${kind} load reported ${run.rejected_lines} rejected lines, expected ${expected}`);
+      log(`rejects: ${kind} load ${rep + 1}: ${run.seconds} s (CPU ${run.cpu_s} s), weekly rows loaded ${run.weekly_rows_loaded}, rejected lines ${run.rejected_lines}`);
+      runs[kind].push(run);
+    }
+  }
+  const ratioOf = (key: 'seconds' | 'cpu_s') => Number((median(runs.damaged.map((r) => r[key])) / median(runs.clean.map((r) => r[key]))).toFixed(3));
+  const [ratio, cpuRatio] = [ratioOf('seconds'), ratioOf('cpu_s')];
+  log(`rejects: ratio ${ratio} wall, ${cpuRatio} CPU (target <= 1.1)`);
+  return { pois: o.pois, weeks: o.weeks, bad: o.bad, ...runs, ratio, cpu_ratio: cpuRatio };
+}

@@ -9,6 +9,10 @@ import { generateDrop, toParquet } from '../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf } from '../tools/synthetic-places.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';
 import { loadPeer, startPeer } from './peer-postgres.ts';
+import { createLogger } from '../shared/logger.ts';
+import { localSite } from '../shared/open-version-site.ts';
+import { rollback } from '../shared/rollback.ts';
+import { rejectsPart, type TimedLoad } from './rejects.ts';
 
 const run = promisify(execFile);
 const SEED = 1;
@@ -18,7 +22,13 @@ const CORE_FIELDS = 'location_name street_address city region postal_code iso_co
 const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
 type Mode = 'core' | 'weekly' | 'both';
 
-interface Options { pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string }
+interface Options {
+  pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string;
+  licencePois: number; licenceDrops: number;
+  rejects: { pois: number; bad: number; reps: number };
+}
+
+const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'history', 'rejects'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -36,22 +46,36 @@ async function dataset(o: Options, pois: number, weeks: number): Promise<string[
   return (await readdir(dir)).filter((f) => f.endsWith('.csv.gz')).sort(new Intl.Collator('en', { numeric: true }).compare).map((f) => path.join(dir, f));
 }
 
-/** Runs a command under /usr/bin/time; returns wall seconds and peak RSS in MB. */
-async function timed(args: string[], env: Record<string, string> = {}): Promise<{ seconds: number; rss_mb: number; load1: number }> {
+/** What /usr/bin/time says of a command: wall and CPU (user + system) seconds, peak RSS in MB, and the load average after it. */
+interface TimeFigures { seconds: number; cpu_s: number; rss_mb: number; load1: number }
+
+/** Runs a command under /usr/bin/time: its TimeFigures, and what it printed. */
+async function timedRun(args: string[], env: Record<string, string> = {}): Promise<{ figures: TimeFigures; stdout: string }> {
   await run('sync'); // each timed command starts with no earlier write-back pending
-  const { stderr } = await run('/usr/bin/time', ['-f', 'TIME %e %M', ...args], { env: { ...process.env, ...env }, maxBuffer: 256 * 1024 * 1024 });
-  const m = /TIME ([\d.]+) (\d+)/.exec(stderr);
+  const { stdout, stderr } = await run('/usr/bin/time', ['-f', 'TIME %e %M %U %S', ...args], { env: { ...process.env, ...env }, maxBuffer: 256 * 1024 * 1024 });
+  const m = /TIME ([\d.]+) (\d+) ([\d.]+) ([\d.]+)/.exec(stderr);
   if (!m) throw new Error(`no timing in: ${stderr.slice(-500)}`);
-  return { seconds: Number(m[1]), rss_mb: Math.round(Number(m[2]) / 1024), load1: Number(os.loadavg()[0]!.toFixed(2)) };
+  const cpu = Number((Number(m[3]) + Number(m[4])).toFixed(2));
+  return { figures: { seconds: Number(m[1]), cpu_s: cpu, rss_mb: Math.round(Number(m[2]) / 1024), load1: Number(os.loadavg()[0]!.toFixed(2)) }, stdout };
 }
 
-async function loadOurs(dataDir: string, files: string[]) {
+/** Runs a command under /usr/bin/time; returns its TimeFigures. */
+async function timed(args: string[], env: Record<string, string> = {}): Promise<TimeFigures> {
+  return (await timedRun(args, env)).figures;
+}
+
+/** Loads files with `placedata load` into a fresh data folder: its timing, and the load's result (`--json`). */
+async function loadOursWithResult(dataDir: string, files: readonly string[]) {
   await rm(dataDir, { recursive: true, force: true });
-  const figures = await timed([process.execPath, 'bin/placedata.js', 'load', ...files, '--month', '2022-01'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  const { figures, stdout } = await timedRun([process.execPath, 'bin/placedata.js', 'load', ...files, '--month', '2022-01', '--json'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
   // The load's file is still being written back when it returns: look-ups measured right after
   // shared the disk with that flush (the 100k scaling rows were the slowest of a run). Not timed.
   await run('sync');
-  return figures;
+  return { figures, result: JSON.parse(stdout) as { report: { rejected_lines_total: number; products: { weekly?: { rows_loaded: number } } } } };
+}
+
+async function loadOurs(dataDir: string, files: readonly string[]) {
+  return (await loadOursWithResult(dataDir, files)).figures;
 }
 
 /**
@@ -103,21 +127,25 @@ function keySource(pois: number, batch: number) {
   };
 }
 
-const WEEK = 2;
-const weekDate = addDays(FIRST_WEEK, 7 * WEEK + 2); // a Wednesday: the API snaps it to the week's Monday
+/** The week a look-up asks for: its Monday, and its index in the drop that delivered it (the generator's values depend on both). */
+interface AskedWeek { readonly monday: string; readonly index: number }
 
-function ourQuery(mode: Mode): string {
+/** The default look-ups' week: the third of the drop. */
+const WEEK: AskedWeek = { monday: addDays(FIRST_WEEK, 14), index: 2 };
+
+function ourQuery(mode: Mode, week: AskedWeek): string {
   const core = mode !== 'weekly' ? `placedata_core { ${CORE_FIELDS} }` : '';
-  const weekly = mode !== 'core' ? `placedata_weekly_patterns(date: "${weekDate}") { ${WEEKLY_FIELDS} }` : '';
+  // A Wednesday: the API snaps it to the week's Monday.
+  const weekly = mode !== 'core' ? `placedata_weekly_patterns(date: "${addDays(week.monday, 2)}") { ${WEEKLY_FIELDS} }` : '';
   return `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey ${core} ${weekly} } }`;
 }
 
-function expectedVisits(i: number): number | null {
-  return weekOf(SEED, poiOf(SEED, i), addDays(FIRST_WEEK, 7 * WEEK), WEEK)?.raw_visit_counts ?? null;
+function expectedVisits(i: number, week: AskedWeek): number | null {
+  return weekOf(SEED, poiOf(SEED, i), week.monday, week.index)?.raw_visit_counts ?? null;
 }
 
-function ourTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>): Target {
-  const query = ourQuery(mode);
+function ourTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>, week: AskedWeek = WEEK): Target {
+  const query = ourQuery(mode, week);
   return {
     url: `http://127.0.0.1:${port}/v1/graphql`, headers: { apikey: KEY },
     body: (keys) => JSON.stringify({ query, variables: { placekeys: keys } }),
@@ -130,19 +158,19 @@ function ourTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>):
       const i = src.indexOf(k);
       const e = entries[0];
       if (mode !== 'weekly' && (i === undefined ? e.placedata_core !== null : e.placedata_core?.location_name !== poiOf(SEED, i).name)) throw new Error(`core value wrong for ${k}`);
-      if (mode !== 'core' && (e.placedata_weekly_patterns?.raw_visit_counts ?? null) !== (i === undefined ? null : expectedVisits(i))) throw new Error(`weekly value wrong for ${k}`);
+      if (mode !== 'core' && (e.placedata_weekly_patterns?.raw_visit_counts ?? null) !== (i === undefined ? null : expectedVisits(i, week))) throw new Error(`weekly value wrong for ${k}`);
     },
   };
 }
 
-function peerTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>): Target {
+function peerTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>, week: AskedWeek = WEEK): Target {
   const core = 'locationName streetAddress city region postalCode isoCountryCode naicsCode topCategory subCategory';
   const weekly = 'weekLocationName weekStreetAddress weekCity weekRegion dateRangeStart dateRangeEnd rawVisitCounts rawVisitorCounts visitsByDay';
   const fields = mode === 'core' ? core : mode === 'weekly' ? weekly : `${core} ${weekly}`;
   const query = `query($p: [String], $w: Date) { batchLookup(placekeys: $p, week: $w) { nodes { placekey ${fields} } } }`;
   return {
     url: `http://127.0.0.1:${port}/graphql`, headers: {},
-    body: (keys) => JSON.stringify({ query, variables: { p: keys, w: addDays(FIRST_WEEK, 7 * WEEK) } }),
+    body: (keys) => JSON.stringify({ query, variables: { p: keys, w: week.monday } }),
     check: (keys, status, text) => {
       const body = JSON.parse(text);
       if (status !== 200 || body.errors) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
@@ -150,7 +178,7 @@ function peerTarget(port: number, mode: Mode, src: ReturnType<typeof keySource>)
       if (nodes.length !== keys.length) throw new Error('wrong entry count');
       const i = src.indexOf(keys[0]!);
       if (mode !== 'weekly' && (nodes[0].locationName ?? null) !== (i === undefined ? null : poiOf(SEED, i).name)) throw new Error('core value wrong');
-      if (mode !== 'core' && (nodes[0].rawVisitCounts ?? null) !== (i === undefined ? null : expectedVisits(i))) throw new Error('weekly value wrong');
+      if (mode !== 'core' && (nodes[0].rawVisitCounts ?? null) !== (i === undefined ? null : expectedVisits(i, week))) throw new Error('weekly value wrong');
     },
   };
 }
@@ -197,7 +225,7 @@ async function main(o: Options): Promise<void> {
   await mkdir(o.work, { recursive: true });
   // A run of some parts keeps the other parts' figures from the file, each part stamped with
   // the time it ran: every ratio is still between two figures of one part's run.
-  const all = ['ingest', 'lookups', 'scaling'].every((p) => o.parts.includes(p));
+  const all = ALL_PARTS.every((p) => o.parts.includes(p));
   const commit = (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim();
   const previous = !all && existsSync('bench/results.json') ? JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown> : {};
   const results: Record<string, unknown> = {
@@ -206,7 +234,9 @@ async function main(o: Options): Promise<void> {
     versions: { node: process.version, duckdb: (await import('@duckdb/node-api/package.json', { with: { type: 'json' } })).default.version }, options: o,
     parts_run: { ...((all ? {} : previous['parts_run']) as Record<string, string> | undefined), ...Object.fromEntries(o.parts.map((p) => [p, `${new Date().toISOString()} (commit ${commit})`])) },
   };
-  const files = await dataset(o, o.pois, o.weeks);
+  // The default-scale drop and version, for the parts that measure them.
+  const needsMain = ['ingest', 'lookups', 'stores'].some((p) => o.parts.includes(p));
+  const files = needsMain ? await dataset(o, o.pois, o.weeks) : [];
   const mainData = path.join(o.work, 'data-main');
   // Written after each part, so a part that fails later loses nothing already measured.
   const save = async () => {
@@ -217,7 +247,7 @@ async function main(o: Options): Promise<void> {
   if (o.parts.includes('ingest')) {
     await ingest(o, files, mainData, results);
     await save();
-  } else if (!existsSync(mainData)) await loadOurs(mainData, files);
+  } else if (needsMain && !existsSync(mainData)) await loadOurs(mainData, files);
   if (o.parts.includes('lookups')) {
     await lookupsPart(o, files, mainData, results);
     await save();
@@ -227,6 +257,136 @@ async function main(o: Options): Promise<void> {
     results['scaling'] = await scalingPart(o, (o.parts.includes('lookups') ? results['lookups'] ?? [] : []) as LookupRow[]);
     await save();
   }
+  if (o.parts.includes('stores')) {
+    results['stores'] = await storesPart(o, mainData);
+    await save();
+  }
+  if (o.parts.includes('history')) {
+    results['history'] = await historyPart(o);
+    await save();
+  }
+  if (o.parts.includes('rejects')) {
+    const clean = await dataset(o, o.rejects.pois, o.weeks);
+    results['rejects'] = await rejectsPart({ work: o.work, weeks: o.weeks, ...o.rejects }, clean, timedLoad, log);
+    await save();
+  }
+}
+
+/**
+ * Issue 18's comparison: the lookup file the web process read before (bench/lookup-file/) against
+ * the lmdb look-up store, both built from the default-scale version file in the same run, each
+ * measured in a process of its own, alternating (bench/lookup-stores.ts).
+ */
+async function storesPart(o: Options, mainData: string): Promise<Record<string, unknown>> {
+  const work = path.join(o.work, 'lookup-stores-run');
+  await rm(work, { recursive: true, force: true });
+  log('stores: the lookup file against the lmdb store (bench/lookup-stores.ts)');
+  await run(process.execPath, ['bench/lookup-stores.ts', '--data', mainData, '--work', work, '--rounds', '3'], { maxBuffer: 64 * 1024 * 1024 });
+  const full = JSON.parse(await readFile(path.join(work, 'results.json'), 'utf8')) as Record<string, unknown>;
+  const { measured: _measured, ...summary } = full;
+  return summary;
+}
+
+/** Bytes under a folder (what its files take on disk, as `du` counts them). */
+async function diskBytes(dir: string): Promise<number> {
+  const { stdout } = await run('du', ['-sb', '--', dir]);
+  return Number(stdout.split('\t')[0]);
+}
+
+/** The licence-shaped drop `m`: core of every POI and 4 weeks, the weeks after drop m-1's (seed 1, every column). */
+async function licenceDrop(o: Options, m: number): Promise<string[]> {
+  const dir = path.join(o.work, `licence-${o.licencePois}`, `drop-${String(m).padStart(2, '0')}`);
+  if (!existsSync(path.join(dir, 'DONE'))) {
+    log(`generating licence drop ${m + 1} of ${o.licenceDrops}`);
+    await rm(dir, { recursive: true, force: true });
+    await generateDrop({ pois: o.licencePois, weeks: 4, out: dir, format: 'csv.gz', seed: SEED, firstWeek: addDays(FIRST_WEEK, 28 * m) });
+    await writeFile(path.join(dir, 'DONE'), '');
+  }
+  return (await readdir(dir)).filter((f) => f.endsWith('.csv.gz')).sort(new Intl.Collator('en', { numeric: true }).compare).map((f) => path.join(dir, f));
+}
+
+/** One load into `dataDir` (kept), timed, with the disk it added. */
+async function loadInto(dataDir: string, files: string[]) {
+  await mkdir(dataDir, { recursive: true });
+  const before = await diskBytes(dataDir);
+  const figures = await timed([process.execPath, 'bin/placedata.js', 'load', ...files, '--no-progress'], { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  await run('sync');
+  return { ...figures, bytes_added: (await diskBytes(dataDir)) - before };
+}
+
+/**
+ * Rolls back as `placedata rollback` does (the same function, in this process: a CLI's own start
+ * is not the service's work) and waits until the API answers from that version: milliseconds from
+ * the rollback's start (publish lock, proofs of the target's files, pointer move) to serving.
+ */
+async function timedRollback(dataDir: string, port: number, label: string): Promise<number> {
+  const started = Date.now();
+  await rollback(localSite(dataDir, createLogger('silent', 'bench')), { label });
+  for (;;) {
+    const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json() as { version_date: string | null };
+    if (ready.version_date === label) return Date.now() - started;
+    if (Date.now() - started > 60_000) throw new Error(`the API did not serve ${label} within 60 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * A licence-shaped history (issue 17's targets): `licenceDrops` monthly drops of core and 4 weeks
+ * for `licencePois` POIs, loaded one after another into one data folder, each also loaded alone
+ * into an empty one (same run); then look-ups of a week of the oldest drop and of the newest, and a
+ * rollback from the newest version to the one before and back.
+ */
+async function historyPart(o: Options): Promise<Record<string, unknown>> {
+  const chain = path.join(o.work, 'data-licence');
+  const alone = path.join(o.work, 'data-licence-alone');
+  await rm(chain, { recursive: true, force: true });
+  const loads: Record<string, unknown>[] = [];
+  for (let m = 0; m < o.licenceDrops; m++) {
+    const files = await licenceDrop(o, m);
+    const chained = await loadInto(chain, files);
+    await rm(alone, { recursive: true, force: true });
+    const single = await loadInto(alone, files);
+    await rm(alone, { recursive: true, force: true });
+    log(`licence drop ${m + 1}: on ${4 * m} weeks ${chained.seconds} s (+${chained.bytes_added} bytes, peak ${chained.rss_mb} MB); alone ${single.seconds} s (+${single.bytes_added} bytes)`);
+    loads.push({ drop: m + 1, weeks_held_before: 4 * m, chained, alone: single });
+  }
+  const folderBytes = await diskBytes(chain);
+  const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
+  const labels = listed.versions.map((v) => v.label);
+  const port = 4304;
+  const { child: api, ready_s, lookup_path } = await startApi(chain, port, apiMemoryFor(o, o.licencePois));
+  const oldest: AskedWeek = { monday: addDays(FIRST_WEEK, 7), index: 1 };
+  const newest: AskedWeek = { monday: addDays(FIRST_WEEK, 28 * (o.licenceDrops - 1) + 7), index: 1 };
+  let peer: ChildProcess | null = null;
+  try {
+    const servers: Server[] = [];
+    for (const [name, week] of [['oldest drop\'s week', oldest], ['newest drop\'s week', newest]] as const) {
+      servers.push({ name: `ours, ${name} (${week.monday})`, make: (mode, src) => ourTarget(port, mode, src, week) });
+    }
+    if (o.peer) {
+      log('peer: loading PostgreSQL with the licence history (COPY)');
+      const all = await Promise.all(Array.from({ length: o.licenceDrops }, (_, m) => licenceDrop(o, m)));
+      // Core once (the newest drop's: every drop delivers the same POIs), every week of every drop.
+      await loadPeer([...all.at(-1)!.filter((f) => path.basename(f).startsWith('core_poi')), ...all.flatMap((f) => f.filter((x) => !path.basename(x).startsWith('core_poi')))]);
+      peer = await startPeer(4305);
+      for (const [name, week] of [['oldest drop\'s week', oldest], ['newest drop\'s week', newest]] as const) {
+        servers.push({ name: `postgraphile, ${name} (${week.monday})`, make: (mode, src) => peerTarget(4305, mode, src, week) });
+      }
+    }
+    const rows = await lookups(servers, o.licencePois, o, [100], ['both']);
+    const rollbacks = [await timedRollback(chain, port, labels.at(-2)!), await timedRollback(chain, port, labels.at(-1)!)];
+    log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
+    return { pois: o.licencePois, drops: o.licenceDrops, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, rollback_ms: rollbacks, versions_retained: labels.length };
+  } finally {
+    await stop(api);
+    if (peer) await stop(peer);
+  }
+}
+
+/** One load for the rejects part: timed as the ingest part times ours, with what its report says. */
+async function timedLoad(dataDir: string, files: readonly string[]): Promise<TimedLoad> {
+  const { figures, result: { report } } = await loadOursWithResult(dataDir, files);
+  return { ...figures, rejected_lines: report.rejected_lines_total, weekly_rows_loaded: report.products.weekly?.rows_loaded ?? 0 };
 }
 
 async function ingest(o: Options, files: string[], mainData: string, results: Record<string, unknown>): Promise<void> {
@@ -346,7 +506,64 @@ function renderResults(r: Record<string, any>): string {
     const base = r.scaling.find((s: any) => s.pois === 100_000 && s.weeks === 4);
     for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}${s.load === undefined ? ' (across parts: the look-up part\'s figure)' : ''}`);
   }
+  if (r.stores) lines.push(...renderStores(r.stores));
+  if (r.history) lines.push(...renderHistory(r.history, ratio));
+  lines.push(...rejectsLines(r));
   return lines.join('\n') + '\n';
+}
+
+/** The stores part: the lookup file against lmdb, from one version file, in one run. */
+function renderStores(x: any): string[] {
+  const l = x.lookups;
+  const q = x.ratios_lmdb_to_lookup_file;
+  return ['', `## Look-up stores: the lookup file against lmdb (${x.rows} POIs, columns ${x.columns.join(', ')}; the stores part, load average ${x.load_average.join(', ')})`, '',
+    'In-process, 100 keys (core + the newest week, 90% known), each store in a process of its own, alternating, medians of 3 rounds (bench/lookup-stores.ts).', '',
+    '| | lookup file | lmdb (documents as text) | lmdb (documents parsed) | lmdb / lookup file |', '|---|---|---|---|---|',
+    `| build s | ${x.build.lookup_file_s} | ${x.build.lmdb_s} (sha256 ${x.build.lmdb_sha256_s}) | | ${q.build_s} |`,
+    `| bytes | ${x.build.lookup_file_bytes} | ${x.build.lmdb_bytes} | | ${q.bytes} |`,
+    `| p50 / p99 ms | ${l['lookup-file'].p50_ms} / ${l['lookup-file'].p99_ms} | ${l.lmdb.p50_ms} / ${l.lmdb.p99_ms} | ${l['lmdb-parsed'].p50_ms} / ${l['lmdb-parsed'].p99_ms} | p50 ${q.p50_raw} (parsed ${q.p50_parsed}) |`,
+    `| look-ups/s, 16 callers | ${l['lookup-file'].c16_rps} | ${l.lmdb.c16_rps} | ${l['lmdb-parsed'].c16_rps} | ${q.c16_raw} (parsed ${q.c16_parsed}) |`,
+    `| first 200 look-ups with the store's pages evicted, p50 / p99 ms | ${l['lookup-file'].cold_p50_ms} / ${l['lookup-file'].cold_p99_ms} | ${l.lmdb.cold_p50_ms} / ${l.lmdb.cold_p99_ms} | | |`,
+    `| RSS after warm-up MB (private) | ${l['lookup-file'].rss_mb} (${l['lookup-file'].rss_anon_mb}) | ${l.lmdb.rss_mb} (${l.lmdb.rss_anon_mb}) | | private ${q.rss_anon} |`,
+    '', `- The project's rule keeps the library unless ours is more than 10% faster on p50 or throughput: lmdb's p50 is ${q.p50_parsed}x and its throughput ${q.c16_parsed}x the lookup file's (parsed, as served). Whole-file check before a store serves: ${x.verify_s} s; the miss check costs ${x.miss_check.per_miss_us} us a miss.`];
+}
+
+/** The history part: loads on a growing history against the same drop alone, look-ups old and new, rollbacks. */
+function renderHistory(h: any, ratio: (a: number, b: number) => string): string[] {
+  const at = (n: number) => h.loads.find((l: any) => l.drop === n);
+  const [first, last, year] = [at(1), at(h.drops), h.loads.find((l: any) => l.weeks_held_before === 52)];
+  const sumAlone = h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0);
+  const lines = ['', `## History: ${h.drops} monthly drops of ${h.pois} POIs x 4 weeks, every column (the history part)`, '',
+    'Each drop loaded in turn into one data folder (on the history the ones before built), and alone into an empty one, in the same run.', '',
+    '| drop | weeks held before | load s (on the history) | load s (alone) | bytes added (on the history) | bytes (alone) | peak RSS MB | load avg |', '|---|---|---|---|---|---|---|---|'];
+  for (const l of h.loads) lines.push(`| ${l.drop} | ${l.weeks_held_before} | ${l.chained.seconds} | ${l.alone.seconds} | ${l.chained.bytes_added} | ${l.alone.bytes_added} | ${l.chained.rss_mb} | ${l.chained.load1} |`);
+  lines.push('', `- The ${h.drops}th load on ${last.weeks_held_before} weeks took ${ratio(last.chained.seconds, first.chained.seconds)}x the 1st (target <= 1.2), ${ratio(last.chained.seconds, last.alone.seconds)}x the same drop alone.`);
+  if (year) lines.push(`- On a service holding 52 weeks (drop ${year.drop}): load time ${ratio(year.chained.seconds, year.alone.seconds)}x and disk added ${ratio(year.chained.bytes_added, year.alone.bytes_added)}x the same drop on an empty service (targets <= 1.2 and <= 1.3).`);
+  lines.push(`- The data folder holds ${h.folder_bytes} bytes: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3). Peak RSS of any load: ${Math.max(...h.loads.map((l: any) => Math.max(l.chained.rss_mb, l.alone.rss_mb)))} MB.`);
+  lines.push('', '| server, week | p50 ms (c1) | p99 ms (c1) | req/s (c16) | failures | load avg (c1, c16) |', '|---|---|---|---|---|---|');
+  for (const x of h.lookups) lines.push(`| ${x.server} | ${x.c1.p50_ms} | ${x.c1.p99_ms} | ${x.c16.rps} | ${x.c1.failures + x.c16.failures} | ${x.c1.load1 ?? '-'}, ${x.c16.load1 ?? '-'} |`);
+  const ours = h.lookups.filter((x: any) => x.server.startsWith('ours'));
+  const peer = h.lookups.filter((x: any) => x.server.startsWith('postgraphile'));
+  lines.push('', `- 100 keys, core + one week: p50 for the oldest drop's week ${ratio(ours[0].c1.p50_ms, ours[1].c1.p50_ms)}x the newest's (target within 1.2x); the API was ready ${h.api_ready_s} s after it started, look-ups from ${h.lookup_path}.`);
+  if (peer.length === 2) {
+    lines.push(`- Against PostGraphile on the same history: p50 ${ratio(ours[0].c1.p50_ms, peer[0].c1.p50_ms)} (oldest week) and ${ratio(ours[1].c1.p50_ms, peer[1].c1.p50_ms)} (newest); c16 throughput ${ratio(ours[0].c16.rps, peer[0].c16.rps)}x and ${ratio(ours[1].c16.rps, peer[1].c16.rps)}x.`);
+  }
+  lines.push(`- Rollback from the newest version to the one before, then back: served after ${h.rollback_ms.join(' ms and ')} ms (from the rollback's start, as placedata rollback runs it, to the API answering from it; target within 2 s each); ${h.versions_retained} versions retained.`);
+  return lines;
+}
+
+/** The rejects part's section: each load of the clean and the damaged drop, and the ratio of their medians. */
+function rejectsLines(r: Record<string, any>): string[] {
+  const x = r.rejects;
+  if (!x) return [];
+  const list = (runs: any[], key: string) => runs.map((l) => l[key] ?? '-').join(', ');
+  const row = (kind: string, runs: any[]) => `| ${kind} | ${list(runs, 'seconds')} | ${list(runs, 'cpu_s')} | ${list(runs, 'rss_mb')} | ${list(runs, 'load1')} | ${runs[0]?.rejected_lines} | ${runs[0]?.weekly_rows_loaded} |`;
+  return [
+    '', `## Damaged rows (${x.pois} POIs x ${x.weeks} weeks, ${x.bad} lines with a field too many spread through the weekly file; ${r.parts_run?.rejects ?? ''})`, '',
+    '| drop | wall s (each load, alternating) | CPU s (user + system) | peak RSS MB | load avg after | rejected lines | weekly rows loaded |', '|---|---|---|---|---|---|---|',
+    row('clean', x.clean), row('damaged', x.damaged), '',
+    `- Median damaged / median clean: wall ${x.ratio}x (target <= 1.1)${x.cpu_ratio === undefined ? '' : `, CPU ${x.cpu_ratio}x (steadier than wall time when others share the machine)`}.`,
+  ];
 }
 
 const cli = new Command('bench').description('Look-up, ingest and scaling benchmark against PostGraphile in the same run.')
@@ -356,7 +573,11 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling (lookups include the peer unless --no-peer)', 'ingest,lookups,scaling')
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, history, rejects (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
+  .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
+  .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
-  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory) }));
+  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) } }));
 await cli.parseAsync(process.argv);

@@ -1,10 +1,10 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { access, mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { KIND_SQL_TYPE } from '../shared/column-catalog.ts';
 import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { PRODUCTS, productTableDdl, SCHEMA_VERSION, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
+import type { VersionManifest } from '../shared/version-manifest.ts';
+import { PRODUCTS, productTableDdl, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../shared/version-schema.ts';
 import { buildInstanceOptions } from './build-instance-options.ts';
 import { checkProduct, keySql } from './check-product.ts';
 import { inspectDrop, type DropFile } from './drop-files.ts';
@@ -17,6 +17,10 @@ import { productRows, stageProduct } from './stage-product.ts';
 import { buildServingTables } from './serving-tables.ts';
 import { confineLoad } from './confine-load.ts';
 import { READER_REJECTS_DDL, readerRejectedLines } from './reader-rejects.ts';
+import { inheritFrom, type BaseVersion } from './build/inherit-partitions.ts';
+import { writeManifest } from './build/write-manifest.ts';
+import { buildLookupStore, type BuiltLookupStore } from './build/build-lookup-store.ts';
+import { lookupStorePath } from '../shared/version-files.ts';
 
 export interface BuildSettings {
   readonly memoryLimit: string;
@@ -37,8 +41,8 @@ export interface BuildInput {
   readonly targetFile: string;
   /** `YYYY-MM` from the operator, or null to take it from the data. */
   readonly month: string | null;
-  /** The version being served, to carry weeks (and core, if the drop has none) forward. */
-  readonly previousFile: string | null;
+  /** The version being served, whose partitions the new one inherits by reference where the drop delivers none. */
+  readonly base: BaseVersion | null;
   readonly builtAt: Date;
   /** Names the version once its release month is known. */
   readonly labelFor: (releaseMonth: string) => string;
@@ -50,6 +54,10 @@ export interface BuildInput {
 export interface BuildResult {
   readonly label: string;
   readonly report: LoadReport;
+  /** The new version's partitions and the earlier files it references. */
+  readonly manifest: VersionManifest;
+  /** The file's look-up store, built beside it (`lookupStorePath(targetFile)`). */
+  readonly lookup: BuiltLookupStore;
 }
 
 /** The load's own folder in the temp folder: DuckDB's spill files and converted copies of drop files. */
@@ -58,8 +66,8 @@ function workDirOf(file: string, s: BuildSettings): string {
 }
 
 /**
- * Opens the version file being built, attaches the previous version read-only (DuckDB refuses
- * ATTACH once confined), then confines the instance to the drop's files and the load's folder.
+ * Opens the version file being built, then confines the instance to the drop's files and the
+ * load's folder: it reads no other version (what it inherits is named, not read).
  */
 async function openBuildDb(file: string, s: BuildSettings, input: BuildInput): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
   const workDir = workDirOf(file, s);
@@ -67,20 +75,11 @@ async function openBuildDb(file: string, s: BuildSettings, input: BuildInput): P
   const db = await DuckDBInstance.create(file, buildInstanceOptions({ ...s, tempDir: workDir }));
   try {
     const conn = await db.connect();
-    if (input.previousFile !== null) await conn.run(`ATTACH ${quoteLiteral(input.previousFile)} AS prev (READ_ONLY)`);
     await confineLoad(conn, input.drop.files.map((f) => f.path), workDir);
     return { db, conn };
   } catch (err) {
     db.closeSync();
     throw err;
-  }
-}
-
-/** The previous version must not have gained a write-ahead log (DuckDB lets SQL write an attached file's). */
-async function assertPreviousUntouched(previousFile: string | null): Promise<void> {
-  if (previousFile === null) return;
-  if (await access(previousFile + '.wal').then(() => true, () => false)) {
-    throw new AppError(ErrorCodes.INTERNAL_SERVER_ERROR, `the load wrote ${path.basename(previousFile)}.wal beside the version it builds on; the build is discarded`);
   }
 }
 
@@ -95,19 +94,9 @@ function assertUsable(product: Product, r: ProductReport, maxShare: number, repo
   }
 }
 
-/** Extra columns of the previous version's table, so carried-forward rows keep them. */
-async function previousExtras(conn: DuckDBConnection, table: string, known: ReadonlySet<string>): Promise<ExtraColumnDdl[]> {
-  const rows = (await conn.runAndReadAll(`SELECT column_name, data_type FROM duckdb_columns()
-    WHERE database_name = 'prev' AND table_name = $table ORDER BY column_index`, { table })).getRowObjectsJS();
-  return rows.map((r) => ({ name: String(r['column_name']), sqlType: String(r['data_type']) })).filter((c) => !known.has(c.name));
-}
-
-async function tableExtras(conn: DuckDBConnection, layout: ProductLayout, hasPrevious: boolean): Promise<ExtraColumnDdl[]> {
-  const fromDrop = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind] }));
-  if (!hasPrevious) return fromDrop;
-  const { table, period } = PRODUCTS[layout.product];
-  const known = new Set([...layout.spec.map((c) => c.name), ...(period ? [period] : []), ...fromDrop.map((c) => c.name)]);
-  return [...fromDrop, ...(await previousExtras(conn, table, known))];
+/** The delivered columns beyond the spec's, typed by the catalog. */
+function tableExtras(layout: ProductLayout): ExtraColumnDdl[] {
+  return layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind] }));
 }
 
 function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: number): LoadReport {
@@ -119,17 +108,18 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
     column_differences: [], rejected_lines: [], rejected_lines_total: 0,
     products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
     weeks_carried_forward: 0, months_loaded: [], months_carried_forward: 0, core_carried_forward: false, geometry_carried_forward: false,
-    max_reject_share: maxShare,
+    base: null, inherited_files: [], max_reject_share: maxShare,
     ignored_columns: files.flatMap((f) => f.ignored.map((c) => `${path.basename(f.path)}: ${JSON.stringify(c)}`)),
   };
 }
 
 /**
- * Builds a complete version file from a drop: stage every file typed into the version file,
- * apply the row rules, de-duplicate, make the staged rows the product tables in place, carry
- * forward what the drop does not replace, build the serving table, and record the report and
- * sources. Throws AppError BAD_DROP (with `details.report`)
- * when the drop is unusable; the caller removes the partial file.
+ * Builds a version file from a drop: stage every file typed into the version file, apply the row
+ * rules, de-duplicate, make the staged rows the product tables in place, build the serving
+ * tables over them, and record the report, the sources and the manifest: the partitions the drop
+ * delivered are this file's, every other partition of the base is inherited by reference to the
+ * file that holds it (nothing of it is read or copied). Throws AppError BAD_DROP (with
+ * `details.report`) when the drop is unusable; the caller removes the partial file.
  */
 export async function buildVersion(input: BuildInput, settings: BuildSettings): Promise<BuildResult> {
   const { db, conn } = await openBuildDb(input.targetFile, settings, input);
@@ -139,13 +129,12 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const files = await inspectDrop(conn, input.drop.files, workDirOf(input.targetFile, settings));
     const report = emptyReport(files, input.drop, settings.maxRejectShare);
     report.column_differences = columnDifferences(files);
-    const hasPrevious = input.previousFile !== null;
     const layouts: Record<Product, ProductLayout> = {
       core: productLayout('core', files), weekly: productLayout('weekly', files),
       monthly: productLayout('monthly', files), geometry: productLayout('geometry', files),
     };
     const extras = {} as Record<Product, ExtraColumnDdl[]>;
-    for (const product of ALL_PRODUCTS) extras[product] = await tableExtras(conn, layouts[product], hasPrevious);
+    for (const product of ALL_PRODUCTS) extras[product] = tableExtras(layouts[product]);
     for (const ddl of VERSION_DDL) await conn.run(ddl);
 
     const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
@@ -184,21 +173,24 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     await conn.run('SET preserve_insertion_order = false');
     for (const product of ALL_PRODUCTS) {
       const layout = layouts[product];
-      if (layout.files.length > 0) await finishStaged(conn, layout, extras[product], report.products[product]!.duplicates_dropped);
+      if (layout.files.length > 0) await finishStaged(conn, layout, report.products[product]!.duplicates_dropped);
       else await conn.run(productTableDdl(product, extras[product]));
     }
-    await carryForward(conn, layouts, hasPrevious, report);
+    const label = input.labelFor(report.release_month);
+    const manifest = await inheritFrom(conn, label, input.base, layouts, report);
     await sortCore(conn);
     await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
     await buildServingTables(conn);
     for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
-    const label = input.labelFor(report.release_month);
-    await writeVersionInfo(conn, label, input.builtAt, report, input.drop.id);
+    await writeManifest(conn, manifest, { builtAt: input.builtAt, report, dropId: input.drop.id, base: input.base?.label ?? null });
     await conn.run('CHECKPOINT');
-    await assertPreviousUntouched(input.previousFile);
-    return { label, report };
+    // The file's look-up store, from its finished serving table: built once, here, and shipped
+    // beside the file (docs/architecture.md, Performance).
+    progress({ phase: 'write', percent: 85, rows: rowsRead });
+    const lookup = await buildLookupStore(conn, lookupStorePath(input.targetFile));
+    return { label, report, manifest, lookup };
   } catch (err) {
     if (!isResourceFailure(err)) throw err;
     throw resourceError(err, settings, await spillUse(conn, workDirOf(input.targetFile, settings)));
@@ -300,44 +292,12 @@ async function markKept(conn: DuckDBConnection, product: Product, duplicates: nu
  * where copying millions of wide rows (lists, maps) into another table cost as much as reading
  * the drop (measured at 1M POIs x 4 weeks).
  */
-async function finishStaged(conn: DuckDBConnection, layout: ProductLayout, extras: readonly ExtraColumnDdl[], duplicates: number): Promise<void> {
+async function finishStaged(conn: DuckDBConnection, layout: ProductLayout, duplicates: number): Promise<void> {
   const staged = `staged_${layout.product}`;
   const keep = duplicates > 0 ? ` OR rowid NOT IN (SELECT pos FROM kept_${layout.product})` : '';
   await conn.run(`DELETE FROM ${staged} WHERE NOT in_product OR reason IS NOT NULL${keep}`);
   for (const column of ['file_idx', 'in_product', 'reason', 'bad_mask']) await conn.run(`ALTER TABLE ${staged} DROP COLUMN ${column}`);
-  // Columns only the previous version has, so its carried-forward rows keep them.
-  const delivered = new Set(layout.extras.map((e) => e.name));
-  for (const e of extras.filter((x) => !delivered.has(x.name))) await conn.run(`ALTER TABLE ${staged} ADD COLUMN ${quoteIdent(e.name)} ${e.sqlType}`);
   await conn.run(`ALTER TABLE ${staged} RENAME TO ${PRODUCTS[layout.product].table}`);
-}
-
-/**
- * What the drop does not replace, from the previous version: core and geometry when the drop has
- * none of them; every retained week, and every retained month, that the drop does not deliver
- * again (a week or month delivered again replaces that period). A previous version of an older
- * schema has no monthly or geometry table: nothing of them is carried.
- */
-async function carryForward(conn: DuckDBConnection, layouts: Readonly<Record<Product, ProductLayout>>, hasPrevious: boolean, report: LoadReport): Promise<void> {
-  if (!hasPrevious) return;
-  const tables = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = 'prev'`)).getRowObjectsJS().map((r) => String(r['table_name'])));
-  for (const product of ['core', 'geometry'] as const) {
-    if (layouts[product].files.length > 0 || !tables.has(PRODUCTS[product].table)) continue;
-    await conn.run(`INSERT INTO ${PRODUCTS[product].table} BY NAME SELECT * FROM prev.${PRODUCTS[product].table}`);
-    if (product === 'core') report.core_carried_forward = true;
-    else report.geometry_carried_forward = Number((await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM prev.${TABLES.geometry}`)).getRowObjectsJS()[0]!['n']) > 0;
-  }
-  for (const product of ['weekly', 'monthly'] as const) {
-    const { table, period } = PRODUCTS[product];
-    if (!tables.has(table)) continue;
-    const loaded = product === 'weekly' ? report.weeks_loaded : report.months_loaded;
-    // With no period delivered every period carries forward (`NOT IN (NULL)` would match none and drop the history).
-    const fresh = loaded.map((w) => `DATE ${quoteLiteral(w)}`).join(', ');
-    const kept = fresh ? ` WHERE ${period} NOT IN (${fresh})` : '';
-    await conn.run(`INSERT INTO ${table} BY NAME SELECT * FROM prev.${table}${kept}`);
-    const row = (await conn.runAndReadAll(`SELECT count(DISTINCT ${period})::INTEGER AS n FROM prev.${table}${kept}`)).getRowObjectsJS()[0]!;
-    if (product === 'weekly') report.weeks_carried_forward = Number(row['n']);
-    else report.months_carried_forward = Number(row['n']);
-  }
 }
 
 async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {
@@ -360,13 +320,4 @@ async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], 
       path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read: counts.read, loaded: counts.loaded,
     });
   }
-}
-
-/** Writes the version_info row: label, build time, release month, counts, weeks, report. */
-async function writeVersionInfo(conn: DuckDBConnection, label: string, builtAt: Date, report: LoadReport, dropId: string): Promise<void> {
-  await conn.run(`INSERT INTO ${TABLES.info}
-    SELECT $label, $built, $month, $schema, (SELECT count(*) FROM ${TABLES.core}), (SELECT count(*) FROM ${TABLES.weekly}),
-      min(week_start), max(week_start), count(DISTINCT week_start)::INTEGER, $report, $drop FROM ${TABLES.weekly}`, {
-    label, built: builtAt.toISOString(), month: report.release_month, schema: SCHEMA_VERSION, report: JSON.stringify(report), drop: dropId,
-  });
 }

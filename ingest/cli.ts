@@ -6,20 +6,18 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../shared/config.ts';
 import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
 import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../shared/key-store.ts';
-import { readPointer } from '../shared/pointer.ts';
 import { assertReleaseMonth } from '../shared/version-label.ts';
 import { progressReporter, type ProgressMode } from './cli-progress.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
-import { loadDrop, type LoadResult } from './load-drop.ts';
+import { loadDrop, type LoadResult } from './publish/load-drop.ts';
+import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
 import { listVersions } from './list-versions.ts';
 import { buildSettingsOf } from './build-settings-of.ts';
 import type { LoadProgress } from './build-version.ts';
 import { rollback } from '../shared/rollback.ts';
-import { rollbackShared } from '../shared/rollback-shared.ts';
-import { loadDropShared } from './load-drop-shared.ts';
-import { openSharedVersions } from './open-shared-versions.ts';
-import type { SharedVersions } from './shared-versions.ts';
+import { openVersionSite } from '../shared/open-version-site.ts';
+import type { VersionSite } from '../shared/version-site.ts';
 import { createLogger } from '../shared/logger.ts';
 import { identifyDrop } from './drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
@@ -50,19 +48,24 @@ interface Io {
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** Runs `work` with the shared versions when VERSION_STORE is set (null otherwise), closing them after. */
-async function withShared<T>(config: Config, work: (shared: SharedVersions | null) => Promise<T>): Promise<T> {
-  const opened = openSharedVersions(config, createLogger('warn', 'cli'));
+/** Runs `work` with the configured site (one machine's DATA_DIR, or the shared store and Redis pointer), closing it after. */
+async function withSite<T>(config: Config, work: (site: VersionSite) => Promise<T>): Promise<T> {
+  const opened = openVersionSite(config, createLogger('warn', 'cli'));
   try {
-    return await work(opened?.shared ?? null);
+    return await work(opened.site);
   } finally {
-    await opened?.close();
+    await opened.close();
   }
 }
 
 function printLoad(out: Out, result: LoadResult): void {
+  if (result.alreadyLoaded) {
+    out(`already loaded as ${result.label}; serving ${result.current ?? 'none'}${result.current === result.label ? '' : ' (nothing changed)'}`);
+    return;
+  }
   out(`loaded ${result.label} (${result.file})`);
   out(formatReport(result.report));
+  if (result.removedVersions.length) out(`expired: ${result.removedVersions.join(', ')}; files deleted: ${result.removedFiles.join(', ') || 'none (still inherited)'}`);
 }
 
 function progressMode(io: Io, opts: { progress?: boolean; timings?: boolean }): ProgressMode {
@@ -85,16 +88,14 @@ function examples(...lines: string[]): string {
 
 /** Loads the demo drop when asked; returns the load and the key it created (shown once), or nulls when nothing was done. */
 async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult | null; key: string | null }> {
-  const loaded = await withShared(config, async (shared): Promise<LoadResult | null> => {
+  const loaded = await withSite(config, async (site): Promise<LoadResult | null> => {
     // With VERSION_STORE set, the demo is published to the store and the Redis pointer like any load.
-    const current = shared ? await shared.pointer.read() : await readPointer(config.dataDir);
-    if (ifMissing && current !== null) return null;
+    if (ifMissing && (await site.pointer.read()) !== null) return null;
     const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
     const progress = progressReporter(mode, io.err);
     try {
       await writeDemoDrop(dir, DEMO_DEFAULTS);
-      const options = { dataDir: config.dataDir, inputs: [dir], month: '2022-03', settings: buildSettingsOf(config), onProgress: (p: LoadProgress) => progress.update(p) };
-      return shared ? await loadDropShared(options, shared) : await loadDrop(options);
+      return await loadDrop({ inputs: [dir], month: '2022-03', settings: buildSettingsOf(config), onProgress: (p: LoadProgress) => progress.update(p) }, site);
     } finally {
       progress.stop();
       await rm(dir, { recursive: true, force: true });
@@ -122,10 +123,10 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
     .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
-      const options = { dataDir: c.dataDir, inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
+      const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
       let result: LoadResult;
       try {
-        result = await withShared(c, (shared) => (shared ? loadDropShared(options, shared) : loadDrop(options)));
+        result = await withSite(c, (site) => loadDrop(options, site));
       } finally {
         progress.stop();
       }
@@ -158,29 +159,22 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
 function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
   const { out } = io;
   cli.command('versions').summary('list the retained versions; * marks the current one')
-    .description('List the retained versions, oldest first: label, build time, rows per product, weeks covered; * marks the one served.')
-    .option('--json', 'print a JSON array')
-    .addHelpText('after', examples('placedata versions', 'placedata versions --json | jq -r \'.[] | select(.current) | .label\''))
+    .description('List the retained versions, oldest first: label, build time, rows per product, weeks covered, the bytes of its own file and of the earlier files it inherits from (shared by reference); * marks the one served. Then the files kept only because retained versions inherit from them.')
+    .option('--json', 'print {"versions": [...], "kept": [...]} as JSON')
+    .addHelpText('after', examples('placedata versions', 'placedata versions --json | jq -r \'.versions[] | select(.current) | .label\''))
     .action(async (opts: { json?: boolean }) => {
       const c = config();
-      const stored = await withShared(c, async (shared) => {
-        if (!shared) return null;
-        const current = await shared.pointer.read();
-        return (await shared.store.list()).map((v) => ({ label: v.label, current: v.label === current, release_month: v.releaseMonth, bytes: v.bytes }));
+      const { versions, kept } = await withSite(c, async (site) => {
+        await site.lock.using(() => adoptWholeCopies(site, c.duckdbMemoryLimit));
+        return listVersions(site, c.duckdbMemoryLimit);
       });
-      if (stored) {
-        // Many machines: the store's versions (their facts are inside the files, which this machine may not have).
-        if (opts.json) return out(JSON.stringify(stored));
-        for (const v of stored) out(`${v.current ? '*' : ' '} ${v.label}  ${v.bytes} bytes`);
-        if (stored.length === 0) out('no versions');
-        return;
-      }
-      const versions = await listVersions(c.dataDir, c.duckdbMemoryLimit);
-      if (opts.json) return out(JSON.stringify(versions.map(({ report: _report, ...v }) => v)));
+      if (opts.json) return out(JSON.stringify({ versions, kept }));
       for (const v of versions) {
-        out(`${v.current ? '*' : ' '} ${v.label}  built ${v.built_at}  core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`);
+        const weeks = v.weeks_covered === undefined ? 'facts unknown' : `core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`;
+        out(`${v.current ? '*' : ' '} ${v.label}  ${weeks}  own ${v.bytes} bytes  inherits ${v.inherited_bytes} bytes from ${v.inherits.length} file(s)`);
       }
       if (versions.length === 0) out('no versions');
+      for (const f of kept) out(`  kept ${f.label}  ${f.bytes} bytes  (expired; inherited by ${f.needed_by.join(', ')})`);
     });
   cli.command('rollback').summary('serve a retained version again')
     .description('Verify a retained version and point the service at it; every running web process follows within POINTER_POLL_MS, with no failed request.')
@@ -193,7 +187,7 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
       if (label && opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label or pass --previous, not both');
       const c = config();
       const target = { label, previous: opts.previous };
-      const { from, to } = await withShared(c, (shared) => (shared ? rollbackShared(shared, target) : rollback(c.dataDir, target, c.duckdbMemoryLimit)));
+      const { from, to } = await withSite(c, (site) => rollback(site, target));
       if (opts.json) return out(JSON.stringify({ from, to }));
       out(`now serving ${to} (was ${from ?? 'none'})`);
     });

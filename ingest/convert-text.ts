@@ -5,16 +5,69 @@ import { createGunzip } from 'node:zlib';
 import { DECODER_LABEL } from './text-encoding.ts';
 
 /**
- * Writes a UTF-8 copy of a delivered text file (inflated when gzipped) that is in another encoding,
- * for DuckDB's reader, which reads UTF-8 only. The WHATWG decoders convert every byte exactly
- * (a byte order mark is dropped); lines stay where they were, so line numbers still match.
+ * Put in the UTF-8 copy where a UTF-16 file holds a code unit that is not text (a surrogate
+ * without its pair, a last odd byte): a byte that is never UTF-8, so DuckDB's reader rejects that
+ * line as `invalid_encoding`, as it does a bad byte in a UTF-8 file, instead of loading U+FFFD.
  */
-export async function convertToUtf8(file: string, encoding: keyof typeof DECODER_LABEL, out: string): Promise<void> {
-  const decoder = new TextDecoder(DECODER_LABEL[encoding]);
-  const convert = new Transform({
+const NOT_UTF8 = Buffer.from([0xff]);
+const LONE_SURROGATE = /([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/;
+
+/** UTF-8 bytes of text decoded from UTF-16, each lone surrogate replaced by NOT_UTF8. */
+function utf8Of(text: string): Buffer {
+  if (text.isWellFormed()) return Buffer.from(text, 'utf8');
+  return Buffer.concat(text.split(LONE_SURROGATE).map((part, i) => (i % 2 ? NOT_UTF8 : Buffer.from(part, 'utf8'))));
+}
+
+/**
+ * UTF-16 (LE or BE, its byte order mark dropped) to UTF-8. Node's own UTF-16 decoding keeps a
+ * lone surrogate as it is (the WHATWG decoder would turn it into U+FFFD), so it can be marked;
+ * a code unit cut by a chunk boundary, or a high surrogate whose pair is in the next chunk, waits.
+ */
+function fromUtf16(bigEndian: boolean): Transform {
+  let carry = Buffer.alloc(0);
+  let first = true;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      let bytes = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+      if (first && bytes.length >= 2) {
+        first = false;
+        bytes = bytes.subarray(2);
+      }
+      let whole = bytes.length & ~1;
+      const lastUnit = whole >= 2 ? (bigEndian ? bytes.readUInt16BE(whole - 2) : bytes.readUInt16LE(whole - 2)) : 0;
+      if (lastUnit >= 0xd800 && lastUnit <= 0xdbff) whole -= 2;
+      carry = Buffer.from(bytes.subarray(whole));
+      done(null, utf8Of(unitsLe(bytes.subarray(0, whole), bigEndian).toString('utf16le')));
+    },
+    flush(done) {
+      const whole = carry.length & ~1;
+      const text = utf8Of(unitsLe(carry.subarray(0, whole), bigEndian).toString('utf16le'));
+      done(null, carry.length > whole ? Buffer.concat([text, NOT_UTF8]) : text);
+    },
+  });
+}
+
+/** The code units in little-endian order (a copy for big-endian input: swap16 works in place). */
+function unitsLe(units: Buffer, bigEndian: boolean): Buffer {
+  return bigEndian ? Buffer.from(units).swap16() : units;
+}
+
+/** Windows-1252 to UTF-8: every byte is a character there, and the WHATWG decoder maps each exactly. */
+function fromWindows1252(): Transform {
+  const decoder = new TextDecoder(DECODER_LABEL['windows-1252']);
+  return new Transform({
     transform: (chunk: Buffer, _enc, done) => done(null, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8')),
     flush: (done) => done(null, Buffer.from(decoder.decode(), 'utf8')),
   });
+}
+
+/**
+ * Writes a UTF-8 copy of a delivered text file (inflated when gzipped) that is in another encoding,
+ * for DuckDB's reader, which reads UTF-8 only. Every character is converted exactly (a byte order
+ * mark is dropped); lines stay where they were, so line numbers still match.
+ */
+export async function convertToUtf8(file: string, encoding: keyof typeof DECODER_LABEL, out: string): Promise<void> {
+  const convert = encoding === 'windows-1252' ? fromWindows1252() : fromUtf16(encoding === 'utf-16be');
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
   const stages = /\.gz$/i.test(file) ? [source, createGunzip(), convert] : [source, convert];
   await pipeline([...stages, createWriteStream(out)]);

@@ -99,16 +99,17 @@ const NEWLINE_SQL: Readonly<Record<CsvDialect['newline'], string>> = { '\n': "'\
  * every CSV value as text. A CSV part is read with its own dialect and no sniffing, its columns
  * named by position (`c0`...), and rows the reader cannot split (too many or too few fields, a
  * stray or unterminated quote, bytes that are not UTF-8, a line over the limit) go to `rejects`
- * instead of failing the read.
+ * instead of failing the read. `parallel: false` reads a CSV file on one thread (where the
+ * parallel reader misreads quotes: ingest/reader-rejects.ts `quotesMisread`).
  */
-export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables): string {
+export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables, parallel = true): string {
   const source = `filename = ${quoteLiteral(sourceColumn)}`;
   if (file.format === 'parquet') return `read_parquet($files, ${source})`;
   const { delimiter, newline } = file.dialect!;
   const columns = Array.from({ length: file.fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
   return `read_csv($files, header = true, auto_detect = false, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
     new_line = ${NEWLINE_SQL[newline]}, columns = {${columns}}, max_line_size = ${CSV_LIMITS.maxLineBytes},
-    store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, ${source})`;
+    store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, ${source}${parallel ? '' : ', parallel = false'})`;
 }
 
 /** DuckDB's names for Parquet columns whose name is empty (a pandas index, an Excel row number). */

@@ -3,22 +3,20 @@ import { isAppError, ErrorCodes } from '../shared/errors.ts';
 import type { Logger } from '../shared/logger.ts';
 import type { BuildSettings, LoadProgress } from './build-version.ts';
 import { formatReport, type LoadReport } from './load-report.ts';
-import { loadDrop } from './load-drop.ts';
-import { loadDropShared } from './load-drop-shared.ts';
-import type { SharedVersions } from './shared-versions.ts';
+import { loadDrop } from './publish/load-drop.ts';
+import type { VersionSite } from '../shared/version-site.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 
 export interface WorkerSettings {
   readonly connection: ConnectionOptions;
   readonly queueName: string;
-  readonly dataDir: string;
+  /** Where versions are published: one machine's DATA_DIR, or the shared store (VERSION_STORE). */
+  readonly site: VersionSite;
   readonly build: BuildSettings;
   readonly retain: number;
   readonly lockMs: number;
   readonly maxStalls: number;
-  /** Versions shared between machines (VERSION_STORE set); null: DATA_DIR and its CURRENT file. */
-  readonly shared?: SharedVersions | null;
 }
 
 /** Errors that will fail the same way on every try: the job fails at once, with the report. */
@@ -83,14 +81,14 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
     const events = jobEvents(job, log, metrics);
     try {
       const options = {
-        dataDir: settings.dataDir, inputs: job.data.inputs, month: job.data.month, settings: settings.build,
+        inputs: job.data.inputs, month: job.data.month, settings: settings.build,
         retain: settings.retain, expectedDropId: job.data.dropId,
         onProgress: (p: LoadProgress) => {
           events.progress(p);
           void job.updateProgress({ ...p }).catch(() => undefined);
         },
       };
-      const result = settings.shared ? await loadDropShared(options, settings.shared) : await loadDrop(options);
+      const result = await loadDrop(options, settings.site);
       events.completed(result.label, result.alreadyLoaded, result.report, result.removedVersions.length);
       return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report) };
     } catch (err) {

@@ -4,7 +4,7 @@ import { buildSettingsOf } from './build-settings-of.ts';
 import { createLoadQueue } from './load-queue.ts';
 import { createLoadWorker } from './load-worker.ts';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
-import { openSharedVersions } from './open-shared-versions.ts';
+import { openVersionSite } from '../shared/open-version-site.ts';
 import { redisConnection } from '../shared/redis-connection.ts';
 import { cleanStaleBuilds } from './temp-files.ts';
 import { QUEUE_STATES, WorkerMetrics } from './worker-metrics.ts';
@@ -15,15 +15,15 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, 'worker');
   const removed = await cleanStaleBuilds(config.dataDir, config.duckdbTempDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
-  const shared = openSharedVersions(config, log);
-  if (shared) log.info({ store: shared.shared.store.description, pointer: shared.shared.pointer.description }, 'publishing to the shared version store');
+  const opened = openVersionSite(config, log);
+  log.info({ store: opened.site.store.description, pointer: opened.site.pointer.description }, 'publishing versions');
   // The queue's job counts for metrics; off (no extra Redis connection) without a metrics port.
   const queue = config.workerMetricsPort === null ? null : createLoadQueue({ connection: redisConnection(config.redisUrl), name: config.loadQueue, attempts: config.loadAttempts });
   const metrics = queue ? new WorkerMetrics(() => queue.getJobCounts(...QUEUE_STATES)) : null;
   const worker = createLoadWorker({
-    connection: redisConnection(config.redisUrl), queueName: config.loadQueue, dataDir: config.dataDir,
+    connection: redisConnection(config.redisUrl), queueName: config.loadQueue, site: opened.site,
     build: buildSettingsOf(config),
-    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls, shared: shared?.shared ?? null,
+    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls,
   }, log, metrics);
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     // (its lock lapses and another worker retries it; the load publishes nothing until the end).
     log.info({ signal }, 'finishing the current job, then stopping');
     process.once(signal as NodeJS.Signals, () => process.exit(1));
-    worker.close().then(() => Promise.all([server?.close(), queue?.close(), shared?.close()])).then(() => process.exit(0), () => process.exit(1));
+    worker.close().then(() => Promise.all([server?.close(), queue?.close(), opened.close()])).then(() => process.exit(0), () => process.exit(1));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

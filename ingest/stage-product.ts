@@ -2,7 +2,7 @@ import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckd
 import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
 import { quoteIdent } from '../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
-import { keepRejects, REJECTS } from './reader-rejects.ts';
+import { dropRejectTables, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
 import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
 import type { Product } from './load-report.ts';
@@ -92,18 +92,40 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     // rows of a combined export that carry no patterns are staged for weekly patterns but marked
     // out of the product. Files read together are decompressed and parsed in parallel.
     const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
-    const sql = `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
+    const sql = (parallel: boolean) => `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
       SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
-        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file, SOURCE_COLUMN, REJECTS)}))`;
-    const params = { files: listValue(group.map((g) => g.file.readPath)), indexes: listValue(group.map((g) => g.index)) };
-    const types = { files: LIST(VARCHAR), indexes: LIST(INTEGER) };
+        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file, SOURCE_COLUMN, REJECTS, parallel)}))`;
+    await readGroup(conn, table, sql, group, layout.product);
+  }
+}
+
+/**
+ * Runs one read of a group of files into `table`. A CSV read that DuckDB's parallel reader
+ * misread (a record with two quoting errors, ingest/reader-rejects.ts `quotesMisread`) is undone
+ * (its rows deleted: they are the table's last, so the files' order and each file's rows staying
+ * together are kept) and run again on one thread, whose only known slip (a quote open at the end
+ * of a file) is then made good.
+ */
+async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: boolean) => string, group: readonly StageFile[], product: Product): Promise<void> {
+  const params = { files: listValue(group.map((g) => g.file.readPath)), indexes: listValue(group.map((g) => g.index)) };
+  const types = { files: LIST(VARCHAR), indexes: LIST(INTEGER) };
+  const run = async (parallel: boolean) => {
     try {
-      await conn.run(sql, params, types);
+      await conn.run(sql(parallel), params, types);
     } catch (err) {
       throw await readFailure(group.map((g) => g.file.path), err);
     }
-    if (file.format === 'csv') await keepRejects(conn, layout.product, params);
+  };
+  await run(true);
+  if (group[0]!.file.format !== 'csv') return;
+  const misread = await quotesMisread(conn);
+  if (misread) {
+    await conn.run(`DELETE FROM ${table} WHERE list_contains($indexes, file_idx)`, { indexes: params.indexes }, { indexes: types.indexes });
+    await dropRejectTables(conn);
+    await run(false);
   }
+  await keepRejects(conn, product, params);
+  if (misread) await keepOpenQuotesAtEnd(conn, product, group);
 }
 
 /** Column naming each row's file when several are read at once (not a name a drop uses). */

@@ -2,18 +2,20 @@ import { readdir, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { processAlive } from '../shared/process-alive.ts';
+import { lookupStorePath } from '../shared/version-files.ts';
 
 const BUILD_PREFIX = '.building-';
-const BUILD_RE = /^\.building-(\d+)-[0-9a-f]+\.duckdb(\.wal)?$/;
+const BUILD_RE = /^\.building-(\d+)-[0-9a-f]+\.(duckdb(\.wal)?|lookup(-lock)?)$/;
 
 /** A fresh temp name in `dataDir` for a build by this process (same file system as the versions). */
 export function buildTempPath(dataDir: string): string {
   return path.join(dataDir, `${BUILD_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}.duckdb`);
 }
 
-/** Removes a build file and its write-ahead log, if any. */
+/** Removes a build file, its write-ahead log and its look-up store (with lmdb's lock file), if any. */
 export async function removeBuildFiles(file: string): Promise<void> {
-  for (const f of [file, file + '.wal']) await unlink(f).catch(() => undefined);
+  const store = lookupStorePath(file);
+  for (const f of [file, file + '.wal', store, store + '-lock']) await unlink(f).catch(() => undefined);
 }
 
 /** A load's work folder in the temp folder (spill files, converted drop files): named after its build file. */

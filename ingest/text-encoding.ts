@@ -8,11 +8,12 @@ import { isAscii, isUtf8 } from 'node:buffer';
  *   order mark) with some bytes that are not: the reader rejects the rows that hold them;
  * - `windows-1252`: bytes above 0x7F and not one valid multi-byte UTF-8 sequence: what Excel and
  *   most Windows tools write (a superset of Latin-1's printable characters); converted exactly;
- * - `utf-16le` / `utf-16be`: a UTF-16 byte order mark (Excel's "Unicode text"); converted exactly.
+ * - `utf-16le` / `utf-16be`: a UTF-16 byte order mark (Excel's "Unicode text"); converted exactly,
+ *   a code unit that is not text (a lone surrogate) made a byte that is not UTF-8, so its line is rejected.
  */
 export type TextEncoding = 'utf-8' | 'utf-8-damaged' | 'windows-1252' | 'utf-16le' | 'utf-16be';
 
-/** The WHATWG label Node's TextDecoder takes for an encoding that is converted before reading. */
+/** The encodings converted to UTF-8 before reading (ingest/convert-text.ts), with their WHATWG labels. */
 export const DECODER_LABEL: Readonly<Record<Exclude<TextEncoding, 'utf-8' | 'utf-8-damaged'>, string>> = {
   'windows-1252': 'windows-1252', 'utf-16le': 'utf-16le', 'utf-16be': 'utf-16be',
 };

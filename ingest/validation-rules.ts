@@ -1,3 +1,4 @@
+import { quoteIdent } from '../shared/sql.ts';
 import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
 
 /**
@@ -20,7 +21,7 @@ export const REJECT_REASONS = {
   // Rows the CSV reader itself rejects (DuckDB's store_rejects), before any rule runs:
   too_many_fields: 'the line has more fields than the header',
   too_few_fields: 'the line has fewer fields than the header',
-  unterminated_quote: 'a quoted value is never closed: it runs on to the next quote character in the file, and the lines up to it are part of this rejected row',
+  unterminated_quote: 'a quoted value is not closed where it should be: it runs on to the next quote character in the file (or its end), and the record, every line from `line` to `end_line`, is rejected',
   stray_quote: 'a quote character inside an unquoted value, or text after a closing quote',
   invalid_encoding: 'the line holds bytes that are not valid UTF-8 (in a file that is otherwise UTF-8)',
   line_too_long: 'the line is over the 2,000,000-byte limit',
@@ -56,7 +57,7 @@ export type RejectReason = keyof typeof REJECT_REASONS;
 
 /** The name under which a staged column's typed value is computed, beside its delivered text. */
 export function typedName(column: string): string {
-  return `"__t_${column.replace(/"/g, '""')}"`;
+  return quoteIdent(`__t_${column}`);
 }
 
 export const CORE_ROW_REASON_SQL = `CASE

@@ -12,6 +12,16 @@ export async function fsyncDir(dir: string): Promise<void> {
   }
 }
 
+/** fsync a file's data and metadata (before it is linked or renamed under a name readers trust). */
+export async function fsyncFile(file: string): Promise<void> {
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Replaces `file` with `content` so that readers see the old or the new content, never a mix:
  * write a temp file beside it, fsync, rename over, fsync the directory.

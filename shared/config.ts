@@ -50,13 +50,11 @@ export interface Config {
   /** Most Placekeys one coalesced look-up query binds (API_COALESCE_KEYS, default 1000; 1 turns coalescing off). */
   readonly apiCoalesceKeys: number;
   /**
-   * Whether look-ups of core and weeks read a lookup file the web process builds beside each
-   * version file (DATA_DIR/.lookup/<label>) instead of running a DuckDB statement (LOOKUP_FILES,
-   * default true; false: every look-up is a DuckDB statement, as before the lookup file).
+   * Whether the web process reads look-ups of core and weeks from the look-up store built beside
+   * each file at ingest (`<label>.lookup`, lmdb) instead of running a DuckDB statement
+   * (LOOKUP_STORES, default true; false: every look-up is a DuckDB statement).
    */
-  readonly lookupFiles: boolean;
-  /** How many of the newest weeks a lookup file holds besides core; older weeks are DuckDB statements (LOOKUP_FILE_WEEKS, default 104). */
-  readonly lookupFileWeeks: number;
+  readonly lookupStores: boolean;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -112,6 +110,17 @@ export interface Config {
   readonly redisPrefix: string;
   /** A cached version neither current nor previous is deleted once unused this long (CACHE_GRACE_SECONDS, default 600). */
   readonly cacheGraceSeconds: number;
+  /**
+   * Origins whose pages may call the API from a browser (CORS_ORIGINS, comma-separated, e.g.
+   * `https://app.example.com`); empty (the default): no cross-origin access.
+   */
+  readonly corsOrigins: readonly string[];
+  /** Whether answers are compressed (gzip, br) for clients that accept it (COMPRESSION, default true). */
+  readonly compression: boolean;
+  /** Smallest answer compressed, in bytes (COMPRESSION_MIN_BYTES, default 1024); exports are always compressed when asked. */
+  readonly compressionMinBytes: number;
+  /** Query text kept for automatic persisted queries, in bytes, per process (PERSISTED_QUERY_CACHE_BYTES, default 8388608; 0: off). */
+  readonly persistedQueryCacheBytes: number;
   /** How long a publish waits for every web process to stage (download) a new version before moving the pointer anyway (STAGE_TIMEOUT_SECONDS, default 300). */
   readonly stageTimeoutSeconds: number;
 }
@@ -197,6 +206,14 @@ function versionStoreVar(env: Env, cwd: string, dataDir: string): VersionStoreSe
   return { kind: 'directory', dir };
 }
 
+/** Browser origins: scheme, host and port only (`https://app.example.com:8443`), as the Origin header carries them. */
+function originsVar(env: Env, name: string): readonly string[] {
+  const origins = listVar(env, name);
+  const bad = origins.find((o) => !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o));
+  if (bad !== undefined) throw invalid(name, bad, 'a comma-separated list of origins such as https://app.example.com (scheme, host and port only)');
+  return origins;
+}
+
 function listVar(env: Env, name: string): readonly string[] {
   return Object.freeze((env[name] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
 }
@@ -233,8 +250,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
-    lookupFiles: boolVar(env, 'LOOKUP_FILES', true),
-    lookupFileWeeks: intVar(env, 'LOOKUP_FILE_WEEKS', 104, 0, 100_000),
+    lookupStores: boolVar(env, 'LOOKUP_STORES', true),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),
@@ -255,5 +271,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisPrefix: nameVar(env, 'REDIS_PREFIX', 'placedata'),
     cacheGraceSeconds: intVar(env, 'CACHE_GRACE_SECONDS', 600, 0, 30 * 86_400),
     stageTimeoutSeconds: intVar(env, 'STAGE_TIMEOUT_SECONDS', 300, 0, 86_400),
+    corsOrigins: originsVar(env, 'CORS_ORIGINS'),
+    compression: boolVar(env, 'COMPRESSION', true),
+    compressionMinBytes: intVar(env, 'COMPRESSION_MIN_BYTES', 1024, 0, 1_073_741_824),
+    persistedQueryCacheBytes: intVar(env, 'PERSISTED_QUERY_CACHE_BYTES', 8_388_608, 0, 1_073_741_824),
   });
 }

@@ -1,4 +1,5 @@
 import { DuckDBInstance } from '@duckdb/node-api';
+import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
   readonly memoryLimit: string;
@@ -7,15 +8,23 @@ export interface ReadOnlyOptions {
   readonly disabledOptimizers?: readonly string[];
 }
 
+/** An earlier file a version inherits from, attached beside its own under its label. */
+export interface AttachedFile {
+  readonly label: string;
+  readonly path: string;
+}
+
 /**
  * Opens a version file for serving: read-only, no file system or network access from SQL, and the
- * configuration locked so no statement can loosen either.
+ * configuration locked so no statement can loosen either. The files it inherits from are attached
+ * read-only first, each under its label (DuckDB names the main database after its file,
+ * `<label>.duckdb`, so every file of the version is `"<label>".<table>`): once external access
+ * is off nothing can be attached any more.
  */
-export async function openReadOnly(file: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
+export async function openReadOnly(file: string, options: ReadOnlyOptions, attach: readonly AttachedFile[] = []): Promise<DuckDBInstance> {
   const settings: Record<string, string> = {
     access_mode: 'READ_ONLY',
     memory_limit: options.memoryLimit,
-    enable_external_access: 'false',
     autoload_known_extensions: 'false',
     autoinstall_known_extensions: 'false',
   };
@@ -25,6 +34,8 @@ export async function openReadOnly(file: string, options: ReadOnlyOptions): Prom
   try {
     const conn = await instance.connect();
     try {
+      for (const a of attach) await conn.run(`ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`);
+      await conn.run('SET enable_external_access = false');
       // With external access disabled DuckDB still allows the database's own side paths
       // (`<file>.wal`, `.wal.checkpoint`, `.wal.recovery`, the `<file>.tmp/` spill folder), so
       // `COPY ... TO '<file>.wal'` would write beside a version. Once the file is open nothing

@@ -13,6 +13,12 @@ export const ErrorCodes = {
   BAD_FILTER: 'BAD_FILTER',
   BAD_CURSOR: 'BAD_CURSOR',
   BAD_PAGE_SIZE: 'BAD_PAGE_SIZE',
+  /** /v1's search was asked for an offset (`after`) below 0 or past the deepest it pages to. */
+  BAD_OFFSET: 'BAD_OFFSET',
+  /** A hash-only request (automatic persisted queries) names a query this process does not hold. */
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  /** A hash-only request while persisted queries are off (PERSISTED_QUERY_CACHE_BYTES=0). */
+  PERSISTED_QUERY_NOT_SUPPORTED: 'PERSISTED_QUERY_NOT_SUPPORTED',
   QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
   REQUEST_TOO_LARGE: 'REQUEST_TOO_LARGE',
   RATE_LIMITED: 'RATE_LIMITED',
@@ -39,6 +45,8 @@ export const ErrorCodes = {
   /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
   EXPORTS_BUSY: 'EXPORTS_BUSY',
   VERSION_INVALID: 'VERSION_INVALID',
+  /** A look-up store (an immutable file's serving documents in lmdb) failed a check: that file's look-ups go to DuckDB. */
+  LOOKUP_STORE_DAMAGED: 'LOOKUP_STORE_DAMAGED',
   KEY_EXISTS: 'KEY_EXISTS',
   KEY_NOT_FOUND: 'KEY_NOT_FOUND',
 } as const;

@@ -1,20 +1,31 @@
-import { readPointer, writePointer } from './pointer.ts';
+import { AppError, ErrorCodes } from './errors.ts';
 import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
-import { listVersionFiles } from './version-files.ts';
-import { verifyBuiltFile } from './verify-built-file.ts';
+import type { VersionSite } from './version-site.ts';
 
 /**
  * Points the service at a retained version: `label`, or with `previous` the version built just
- * before the current one. The target is verified before the pointer moves. The one way the
- * pointer is moved back, for the CLI (`placedata rollback`) and the API (`POST /v1/admin/rollback`)
- * alike, so a change of where the pointer lives changes both.
- * @throws AppError VERSION_NOT_FOUND
+ * before the current one. The one way the pointer is moved back, for the CLI (`placedata
+ * rollback`) and the status page alike, on one machine and on many: under the publish lock, the
+ * target's files (its own and every file it inherits from) must all be stored; on one machine they
+ * are proved against their published sha256 before the pointer moves, on many each web process
+ * stages (downloads and proves) them first. Nothing is copied: a rollback is a pointer move.
+ * @throws AppError VERSION_NOT_FOUND (no such retained version), VERSION_INVALID (a file is gone or damaged)
  */
-export async function rollback(dataDir: string, target: RollbackTarget, memoryLimit: string): Promise<{ from: string | null; to: string }> {
-  const versions = await listVersionFiles(dataDir);
-  const current = await readPointer(dataDir);
-  const to = rollbackTarget(versions.map((v) => v.label), current, target);
-  await verifyBuiltFile(versions.find((v) => v.label === to)!.file, to, memoryLimit);
-  await writePointer(dataDir, to);
-  return { from: current, to };
+export async function rollback(site: VersionSite, target: RollbackTarget): Promise<{ from: string | null; to: string }> {
+  return site.lock.using(async () => {
+    const versions = await site.store.list();
+    const current = await site.pointer.read();
+    const to = rollbackTarget(versions.map((v) => v.label), current, target);
+    const record = await site.store.record(to);
+    if (!record) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(to)}`);
+    const stored = new Set((await site.store.files()).map((f) => f.label));
+    const missing = record.files.filter((f) => !stored.has(f.label)).map((f) => f.label);
+    if (missing.length) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${to} inherits from files that are no longer stored: ${missing.join(', ')}`);
+    if (site.cache.local) {
+      for (const f of [{ label: to, sha256: record.sha256 }, ...record.files]) await site.cache.ensure(f.label, f.sha256);
+    }
+    await site.stage?.(to);
+    if (!(await site.pointer.swap(current, to))) throw new Error('the pointer moved during the rollback; try again');
+    return { from: current, to };
+  });
 }

@@ -2,12 +2,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { AppError, ErrorCodes } from './errors.ts';
 import { parseVersionInfo } from './version-info.ts';
-import { fileNameOf, labelFromFileName } from './version-label.ts';
-import type { StoredFacts, StoredVersion, VersionFileStore } from './version-file-store.ts';
+import { fileNameOf, labelFromFileName, VERSION_FILE_SUFFIX } from './version-label.ts';
+import { PART_SUFFIX, type FilePart, type StoredFile, type VersionFileStore } from './version-file-store.ts';
+import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from './version-record.ts';
 
 /** Where the store is and how to reach it (from VERSION_STORE and the S3_* / AWS_* settings). */
 export interface S3StoreSettings {
@@ -26,15 +27,20 @@ export interface S3StoreSettings {
 const PART_BYTES = 64 * 1024 * 1024;
 const PARTS_IN_FLIGHT = 4;
 
-/** The facts in an object's metadata (its version_info is JSON; unreadable JSON counts as absent). */
-function factsOf(sha256: string, metadata: Record<string, string>): StoredFacts {
+/**
+ * A version record from a data object's metadata: how releases before schema 5 recorded a
+ * version (a whole copy: sha256, drop id and facts in the object's metadata, no record object).
+ * Objects stored since carry `file-only` and get their record as an object of its own.
+ */
+function legacyRecordOf(metadata: Record<string, string>, bytes: number): VersionRecord | null {
+  if (!metadata['sha256'] || metadata['file-only']) return null;
   let info = null;
   try {
     info = metadata['version-info'] ? parseVersionInfo(JSON.parse(metadata['version-info'])) : null;
   } catch {
     info = null;
   }
-  return { sha256, dropId: metadata['drop-id'] ?? '', ...(info ? { info } : {}) };
+  return parseVersionRecord({ sha256: metadata['sha256'], bytes, dropId: metadata['drop-id'] ?? '', ...(info ? { info } : {}) }, bytes);
 }
 
 function isNotFound(err: unknown): boolean {
@@ -43,9 +49,10 @@ function isNotFound(err: unknown): boolean {
 }
 
 /**
- * A version store in an S3 bucket: `<prefix>/<label>.duckdb`, its sha256 and drop id in the
- * object's metadata. An object becomes visible only once its upload is complete (S3 commits a
- * multipart upload atomically), so a listed version is always fully stored with its checksum.
+ * A version store in an S3 bucket: files are `<prefix>/<label>.duckdb`, records
+ * `<prefix>/<label>.duckdb.facts.json`. An object becomes visible only once its upload is
+ * complete (S3 commits a multipart upload atomically), so a listed file is always whole; the
+ * record is written after its file.
  */
 export class S3VersionStore implements VersionFileStore {
   readonly #s3: S3Client;
@@ -63,65 +70,128 @@ export class S3VersionStore implements VersionFileStore {
     return `s3://${this.#settings.bucket}/${this.#settings.prefix}`;
   }
 
-  #key(label: string): string {
-    return this.#settings.prefix ? `${this.#settings.prefix}/${fileNameOf(label)}` : fileNameOf(label);
+  #key(label: string, part: FilePart = 'data'): string {
+    const name = part === 'data' ? fileNameOf(label) : label + PART_SUFFIX[part];
+    return this.#settings.prefix ? `${this.#settings.prefix}/${name}` : name;
   }
 
-  async list(): Promise<StoredVersion[]> {
+  /** Every object under the prefix: data files by label with their sizes, and the labels with a record. */
+  async #objects(): Promise<{ files: StoredFile[]; records: Set<string> }> {
     const prefix = this.#settings.prefix ? this.#settings.prefix + '/' : '';
-    const out: StoredVersion[] = [];
+    const files: StoredFile[] = [];
+    const records = new Set<string>();
     let token: string | undefined;
     do {
       const page = await this.#s3.send(new ListObjectsV2Command({ Bucket: this.#settings.bucket, Prefix: prefix, ContinuationToken: token }));
       for (const o of page.Contents ?? []) {
         const name = (o.Key ?? '').slice(prefix.length);
-        const parsed = name.includes('/') ? null : labelFromFileName(name);
-        if (parsed) out.push({ ...parsed, bytes: o.Size ?? 0 });
+        if (name.includes('/')) continue;
+        const parsed = labelFromFileName(name);
+        if (parsed) files.push({ ...parsed, bytes: o.Size ?? 0 });
+        else if (name.endsWith(RECORD_SUFFIX) && labelFromFileName(name.slice(0, -RECORD_SUFFIX.length))) records.add(name.slice(0, -RECORD_SUFFIX.length - VERSION_FILE_SUFFIX.length));
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return out.sort((a, b) => a.builtAtEpoch - b.builtAtEpoch || a.label.localeCompare(b.label));
+    return { files: files.sort((a, b) => a.builtAtEpoch - b.builtAtEpoch || a.label.localeCompare(b.label)), records };
   }
 
-  async put(label: string, localFile: string, facts: StoredFacts): Promise<void> {
-    if (await this.facts(label)) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label} is stored already`);
-    const bytes = (await stat(localFile)).size;
-    const upload = new Upload({
-      client: this.#s3, partSize: PART_BYTES, queueSize: PARTS_IN_FLIGHT, leavePartsOnError: false,
-      params: {
-        Bucket: this.#settings.bucket, Key: this.#key(label), Body: createReadStream(localFile, { highWaterMark: 1 << 20 }),
-        ContentLength: bytes, ContentType: 'application/octet-stream', Metadata: { sha256: facts.sha256, 'drop-id': facts.dropId, ...(facts.info ? { 'version-info': JSON.stringify(facts.info) } : {}) },
-      },
-    });
-    await upload.done();
+  async list(): Promise<StoredFile[]> {
+    const { files, records } = await this.#objects();
+    return files.filter((f) => records.has(f.label));
   }
 
-  async facts(label: string): Promise<StoredFacts | null> {
+  async files(): Promise<StoredFile[]> {
+    return (await this.#objects()).files;
+  }
+
+  async #text(key: string): Promise<string | null> {
     try {
-      const head = await this.#s3.send(new HeadObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label) }));
-      const sha256 = head.Metadata?.['sha256'];
-      return sha256 ? factsOf(sha256, head.Metadata ?? {}) : null;
+      const got = await this.#s3.send(new GetObjectCommand({ Bucket: this.#settings.bucket, Key: key }));
+      return got.Body ? await got.Body.transformToString('utf8') : null;
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
     }
   }
 
-  async download(label: string, destFile: string): Promise<StoredFacts> {
+  async #head(label: string, part: FilePart = 'data'): Promise<{ bytes: number; metadata: Record<string, string> } | null> {
+    try {
+      const head = await this.#s3.send(new HeadObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label, part) }));
+      return { bytes: head.ContentLength ?? 0, metadata: head.Metadata ?? {} };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async record(label: string): Promise<VersionRecord | null> {
+    const head = await this.#head(label);
+    if (!head) return null;
+    const text = await this.#text(this.#key(label) + RECORD_SUFFIX);
+    if (text === null) return null;
+    try {
+      return parseVersionRecord(JSON.parse(text), head.bytes);
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Gives each version stored by a release before schema 5 (its record in the object's metadata)
+   * a record object, so that it is listed and can expire like any other. Idempotent.
+   * @returns the labels given a record.
+   */
+  async adoptLegacy(): Promise<string[]> {
+    const { files, records } = await this.#objects();
+    const adopted: string[] = [];
+    for (const f of files.filter((x) => !records.has(x.label))) {
+      const head = await this.#head(f.label);
+      const record = head ? legacyRecordOf(head.metadata, head.bytes) : null;
+      if (!record) continue;
+      await this.putRecord(f.label, record);
+      adopted.push(f.label);
+    }
+    return adopted;
+  }
+
+  async putFile(label: string, localFile: string, part: FilePart = 'data'): Promise<void> {
+    if (await this.#head(label, part)) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label} is stored already`);
+    const bytes = (await stat(localFile)).size;
+    const upload = new Upload({
+      client: this.#s3, partSize: PART_BYTES, queueSize: PARTS_IN_FLIGHT, leavePartsOnError: false,
+      params: {
+        Bucket: this.#settings.bucket, Key: this.#key(label, part), Body: createReadStream(localFile, { highWaterMark: 1 << 20 }),
+        ContentLength: bytes, ContentType: 'application/octet-stream', Metadata: { 'file-only': '1' },
+      },
+    });
+    await upload.done();
+  }
+
+  async putRecord(label: string, record: VersionRecord): Promise<void> {
+    await this.#s3.send(new PutObjectCommand({
+      Bucket: this.#settings.bucket, Key: this.#key(label) + RECORD_SUFFIX, Body: JSON.stringify(record) + '\n', ContentType: 'application/json',
+    }));
+  }
+
+  async download(label: string, destFile: string, part: FilePart = 'data'): Promise<void> {
     let got;
     try {
-      got = await this.#s3.send(new GetObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label) }));
+      got = await this.#s3.send(new GetObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label, part) }));
     } catch (err) {
       if (isNotFound(err)) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `version ${label} is not stored`);
       throw err;
     }
-    const sha256 = got.Metadata?.['sha256'];
-    if (!sha256 || !got.Body) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label} is stored without its checksum`);
+    if (!got.Body) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `version ${label} is not stored`);
     await pipeline(got.Body as Readable, createWriteStream(destFile, { flags: 'wx' }));
-    return factsOf(sha256, got.Metadata ?? {});
   }
 
-  async remove(label: string): Promise<void> {
+  async removeRecord(label: string): Promise<void> {
+    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label) + RECORD_SUFFIX }));
+  }
+
+  async removeFile(label: string): Promise<void> {
+    await this.removeRecord(label);
+    await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label, 'lookup') }));
     await this.#s3.send(new DeleteObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label) }));
   }
 

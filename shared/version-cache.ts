@@ -1,29 +1,40 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir } from './atomic-write.ts';
+import { DirectoryVersionStore } from './directory-version-store.ts';
 import { AppError, ErrorCodes } from './errors.ts';
 import { fileSha256 } from './file-sha256.ts';
+import { FileVerifier } from './file-verifier.ts';
 import type { Logger } from './logger.ts';
 import { processAlive } from './process-alive.ts';
-import { listVersionFiles, versionFilePath } from './version-files.ts';
-import type { VersionFileStore } from './version-file-store.ts';
+import { lookupStorePath, versionFilePath } from './version-files.ts';
+import { PART_SUFFIX, type FilePart, type VersionFileStore } from './version-file-store.ts';
+import { labelFromFileName } from './version-label.ts';
 
 /** A download lock older than this is taken over even if its pid is alive (a reused pid). */
 const LOCK_STALE_MS = 60 * 60_000;
 const WAIT_STEP_MS = 50;
-const DOWNLOAD_RE = /^\.dl-(\d+)-[0-9a-f]+\.duckdb$/;
+const DOWNLOAD_RE = /^\.dl-(\d+)-[0-9a-f]+\.(duckdb|lookup)$/;
+/** Marks of use, one empty file per label: touching the data file itself would change its identity (FileVerifier). */
+const USED_DIR = '.used';
+/** Proofs of verified files (FileVerifier). */
+export const VERIFIED_DIR = '.verified';
 
 /**
- * A machine-local folder of verified copies of stored versions (DATA_DIR when VERSION_STORE is
- * set), shared by every process on the machine. A version appears under its final name
- * `<label>.duckdb` only by a rename after its whole download was checked against the store's
- * sha256, so a file with that name is always complete and right. One process downloads a given
- * version at a time (an O_EXCL lock file naming its pid); the others wait for the rename, and
- * take the lock over if its holder died.
+ * This machine's verified copies of stored files (DATA_DIR), shared by every process on it. On
+ * one machine the store is DATA_DIR itself: nothing is downloaded and nothing is pruned here
+ * (retention is the publisher's). On many, a file appears under `<label>.duckdb` only by a
+ * rename after its whole download matched the sha256 a version records for it, and one process
+ * downloads a given file at a time (an O_EXCL lock naming its pid; the others wait, and take the
+ * lock over if its holder died). Either way, every file handed out has been proved against the
+ * sha256 it was published with (FileVerifier: hashed again whenever the file changed since).
  */
 export class VersionCache {
   readonly dir: string;
+  readonly verifier: FileVerifier;
+  /** True when the store is this folder (one machine). */
+  readonly local: boolean;
   readonly #store: VersionFileStore;
   readonly #log: Logger;
   readonly #fetching = new Map<string, Promise<string>>();
@@ -32,27 +43,42 @@ export class VersionCache {
     this.dir = dir;
     this.#store = store;
     this.#log = log;
+    this.verifier = new FileVerifier(path.join(dir, VERIFIED_DIR));
+    this.local = store instanceof DirectoryVersionStore && path.resolve(store.dir) === path.resolve(dir);
   }
 
   /**
-   * The local path of a verified copy of `label`, downloaded first if this machine has none.
-   * @throws AppError VERSION_NOT_FOUND (not stored) or VERSION_INVALID (checksum mismatch).
+   * The local path of a copy of file `label` (its DuckDB file, or with `part` its look-up store)
+   * proved to have `sha256`, downloaded first if this machine has none.
+   * @throws AppError VERSION_NOT_FOUND (not stored) or VERSION_INVALID (damaged: wrong sha256).
    */
-  ensure(label: string): Promise<string> {
-    let fetching = this.#fetching.get(label);
+  ensure(label: string, sha256: string, part: FilePart = 'data'): Promise<string> {
+    const key = `${label}:${part}:${sha256}`;
+    let fetching = this.#fetching.get(key);
     if (!fetching) {
-      fetching = this.#ensure(label).finally(() => this.#fetching.delete(label));
-      this.#fetching.set(label, fetching);
+      fetching = this.#ensure(label, sha256, part).finally(() => this.#fetching.delete(key));
+      this.#fetching.set(key, fetching);
     }
     return fetching;
   }
 
-  async #ensure(label: string): Promise<string> {
+  /** Where a part of a file is kept here, and the name its proof is remembered under. */
+  #where(label: string, part: FilePart): { final: string; proof: string } {
     const final = versionFilePath(this.dir, label);
+    return part === 'data' ? { final, proof: label } : { final: lookupStorePath(final), proof: label + PART_SUFFIX[part] };
+  }
+
+  async #ensure(label: string, sha256: string, part: FilePart): Promise<string> {
+    const { final, proof } = this.#where(label, part);
+    if (this.local) {
+      if (!(await exists(final))) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `version ${label} is not stored`);
+      await this.verifier.verify(final, proof, sha256);
+      return final;
+    }
     await mkdir(this.dir, { recursive: true });
-    const lockFile = path.join(this.dir, `.${label}.download-lock`);
+    const lockFile = path.join(this.dir, `.${label}${part === 'data' ? '' : PART_SUFFIX[part]}.download-lock`);
     for (;;) {
-      if (await this.#touch(final)) return final;
+      if (await this.#usable(final, proof, label, sha256)) return final;
       let lock;
       try {
         lock = await open(lockFile, 'wx');
@@ -66,8 +92,10 @@ export class VersionCache {
         await lock.writeFile(String(process.pid));
         await lock.close();
         // Another process may have finished between our check and taking the lock.
-        if (await this.#touch(final)) return final;
-        await this.#download(label, final);
+        if (await this.#usable(final, proof, label, sha256)) return final;
+        // Marked before it appears, so a prune on the machine never takes it for an unused file.
+        await this.#markUsed(label);
+        await this.#download(label, sha256, part, final, proof);
         return final;
       } finally {
         await unlink(lockFile).catch(() => undefined);
@@ -75,25 +103,40 @@ export class VersionCache {
     }
   }
 
-  async #download(label: string, final: string): Promise<void> {
-    const temp = path.join(this.dir, `.dl-${process.pid}-${randomBytes(6).toString('hex')}.duckdb`);
+  /** A cached copy that proves right (marked used); a damaged one is deleted, to be downloaded again. */
+  async #usable(final: string, proof: string, label: string, sha256: string): Promise<boolean> {
+    if (!(await exists(final))) return false;
+    try {
+      await this.verifier.verify(final, proof, sha256);
+    } catch (err) {
+      this.#log.error({ label, err: (err as Error).message }, 'cached file is damaged; downloading it again');
+      await unlink(final).catch(() => undefined);
+      return false;
+    }
+    await this.#markUsed(label);
+    return true;
+  }
+
+  async #download(label: string, sha256: string, part: FilePart, final: string, proof: string): Promise<void> {
+    const temp = path.join(this.dir, `.dl-${process.pid}-${randomBytes(6).toString('hex')}${PART_SUFFIX[part]}`);
     const started = Date.now();
     try {
-      const facts = await this.#store.download(label, temp);
+      await this.#store.download(label, temp, part);
       const actual = await fileSha256(temp);
-      if (actual !== facts.sha256) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label}: the downloaded file's sha256 does not match the store's`);
+      if (actual !== sha256) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label}: the downloaded file's sha256 does not match the one published`);
       await rename(temp, final);
       await fsyncDir(this.dir);
-      this.#log.info({ label, ms: Date.now() - started, bytes: (await stat(final)).size }, 'version downloaded and verified');
+      await this.verifier.remember(final, proof, sha256);
+      this.#log.info({ label, part, ms: Date.now() - started, bytes: (await stat(final)).size }, 'version file downloaded and verified');
     } finally {
       await unlink(temp).catch(() => undefined);
     }
   }
 
-  /** True (and its time set to now, marking it in use for `prune`) when the file exists. */
-  async #touch(file: string): Promise<boolean> {
-    const now = new Date();
-    return utimes(file, now, now).then(() => true, () => false);
+  async #markUsed(label: string): Promise<void> {
+    const dir = path.join(this.dir, USED_DIR);
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, label), '');
   }
 
   async #breakIfStale(lockFile: string): Promise<void> {
@@ -109,35 +152,48 @@ export class VersionCache {
     }
   }
 
-  /** Gives a file this process built (in the cache folder) its cached name. */
-  async adopt(label: string, file: string): Promise<string> {
-    const final = versionFilePath(this.dir, label);
-    await rename(file, final);
+  /**
+   * Gives a file this process built (in this folder) and stored its cached name, with its proof.
+   * On one machine storing it already linked it under that name: the build's name is dropped.
+   */
+  async adopt(label: string, file: string, sha256: string, part: FilePart = 'data'): Promise<string> {
+    const { final, proof } = this.#where(label, part);
+    if (this.local) await unlink(file);
+    else await rename(file, final);
     await fsyncDir(this.dir);
+    await this.verifier.remember(final, proof, sha256);
+    if (!this.local) await this.#markUsed(label);
     return final;
   }
 
   /**
-   * Deletes cached versions except `keep` and those used (downloaded, or opened by any process
-   * on the machine, which touches the file) within `graceMs`, and downloads left by dead
-   * processes. A process still reading a deleted file is unharmed: POSIX keeps its data until
-   * the last handle closes.
+   * Deletes cached files except `keep` and those used (downloaded, built or opened by any process
+   * on the machine) within `graceMs`, and downloads left by dead processes. Nothing on one
+   * machine, where this folder is the store. A process still reading a deleted file is unharmed:
+   * POSIX keeps its data until the last handle closes.
    */
   async prune(keep: Iterable<string | null | undefined>, graceMs: number): Promise<string[]> {
+    if (this.local) return [];
     const kept = new Set(keep);
     const removed: string[] = [];
-    for (const v of await listVersionFiles(this.dir)) {
-      if (kept.has(v.label)) continue;
-      const info = await stat(v.file).catch(() => null);
-      if (!info || Date.now() - info.mtimeMs < graceMs) continue;
-      await unlink(v.file).catch(() => undefined);
-      removed.push(v.label);
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      const parsed = labelFromFileName(name);
+      if (!parsed || kept.has(parsed.label)) continue;
+      const used = await stat(path.join(this.dir, USED_DIR, parsed.label)).then((s) => s.mtimeMs, () => 0);
+      if (Date.now() - used < graceMs) continue;
+      const store = lookupStorePath(path.join(this.dir, name));
+      for (const f of [path.join(this.dir, name), store, store + '-lock', path.join(this.dir, USED_DIR, parsed.label)]) await unlink(f).catch(() => undefined);
+      removed.push(parsed.label);
     }
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
       const m = DOWNLOAD_RE.exec(name);
       if (m && Number(m[1]) !== process.pid && !processAlive(Number(m[1]))) await unlink(path.join(this.dir, name)).catch(() => undefined);
     }
-    if (removed.length) this.#log.info({ removed }, 'cached versions removed');
+    if (removed.length) this.#log.info({ removed }, 'cached files removed');
     return removed;
   }
+}
+
+async function exists(file: string): Promise<boolean> {
+  return stat(file).then(() => true, () => false);
 }

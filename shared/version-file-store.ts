@@ -1,50 +1,53 @@
-import type { VersionInfo } from './version-info.ts';
 import type { VersionLabel } from './version-label.ts';
+import type { VersionRecord } from './version-record.ts';
 
-/** One version file held by a store, fully stored (its checksum is recorded). */
-export interface StoredVersion extends VersionLabel {
+/**
+ * The parts a stored file may have: its DuckDB file (`<label>.duckdb`), and its look-up store
+ * (`<label>.lookup`, an lmdb file built beside it at ingest; none for an older release's file).
+ */
+export type FilePart = 'data' | 'lookup';
+
+/** One file held by a store, by the label of the version that built it. */
+export interface StoredFile extends VersionLabel {
   readonly bytes: number;
 }
 
-/** What a store records beside a version file. */
-export interface StoredFacts {
-  /** SHA-256 (hex) of the whole file, checked by every process that downloads it. */
-  readonly sha256: string;
-  /** Content identity of the drop it was built from (a retried job finds its own version by it). */
-  readonly dropId: string;
-  /**
-   * The file's `version_info`, recorded at publish so machines without the file can list its
-   * facts. Absent for versions stored by an older release (they are listed from the file).
-   */
-  readonly info?: VersionInfo;
-}
-
 /**
- * Where the version files of a deployment live when processes run on several machines: a shared
- * directory or S3-compatible object storage. Files are immutable once stored; a label is stored
- * at most once. Processes never read from the store directly: they download a version into
- * their local cache (shared/version-cache.ts) and verify its checksum first.
+ * Where the immutable files of a deployment live, and the records that make some of them
+ * versions: DATA_DIR itself on one machine, a shared directory or S3-compatible object storage
+ * for many. A file is stored once under its label and never changed; it may outlive its version
+ * (its record expired by retention) while a retained version still inherits from it. Processes
+ * serve from a local copy (the folder itself on one machine, a verified download on many).
  */
 export interface VersionFileStore {
   /** For logs: where the store is, without credentials. */
   readonly description: string;
-  /** The fully stored versions, oldest build first. */
-  list(): Promise<StoredVersion[]>;
+  /** The versions: files with a record, oldest build first. */
+  list(): Promise<StoredFile[]>;
+  /** Every stored file, version or not, oldest build first. */
+  files(): Promise<StoredFile[]>;
+  /** The record of a version, or null when there is no such version (never published, or expired). */
+  record(label: string): Promise<VersionRecord | null>;
   /**
-   * Stores a finished local file under `label` with its facts. When it returns, the file and its
-   * checksum are durably stored (and only then may the version be announced).
-   * @throws AppError VERSION_INVALID when `label` is stored already.
+   * Stores a finished local file under `label` as that label's `part` (default its DuckDB file).
+   * When it returns the file is durably stored (not yet a version: that takes its record).
+   * @throws AppError VERSION_INVALID when that part of that label is stored already.
    */
-  put(label: string, localFile: string, facts: StoredFacts): Promise<void>;
-  /** The facts recorded with a stored version, or null when it is not (fully) stored. */
-  facts(label: string): Promise<StoredFacts | null>;
+  putFile(label: string, localFile: string, part?: FilePart): Promise<void>;
+  /** Makes a stored file a version: writes its record, durably. */
+  putRecord(label: string, record: VersionRecord): Promise<void>;
   /**
-   * Writes the stored file to `destFile` (created; the caller renames it into place) and returns
-   * its facts. The caller verifies the checksum.
-   * @throws AppError VERSION_NOT_FOUND when the label is not stored.
+   * Writes a stored file's `part` to `destFile` (created; the caller verifies the sha256 it
+   * expects and renames it into place).
+   * @throws AppError VERSION_NOT_FOUND when no file has that label (or that part).
    */
-  download(label: string, destFile: string): Promise<StoredFacts>;
-  /** Deletes a stored version (its checksum first, so a half-deleted version is never listed). */
-  remove(label: string): Promise<void>;
+  download(label: string, destFile: string, part?: FilePart): Promise<void>;
+  /** Expires a version: deletes its record (its file stays until nothing references it). */
+  removeRecord(label: string): Promise<void>;
+  /** Deletes a stored file, every part of it (its record first, if it still has one). */
+  removeFile(label: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A part's name ending: `<label><suffix>`. */
+export const PART_SUFFIX: Readonly<Record<FilePart, string>> = { data: '.duckdb', lookup: '.lookup' };

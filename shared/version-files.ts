@@ -29,3 +29,11 @@ export async function listVersionFiles(dataDir: string): Promise<VersionFile[]> 
 export function versionFilePath(dataDir: string, label: string): string {
   return path.join(dataDir, fileNameOf(label));
 }
+
+/** A file's look-up store sits beside it: `<label>.lookup` for `<label>.duckdb` (any `.duckdb` name, builds included). */
+export function lookupStorePath(duckdbFile: string): string {
+  return duckdbFile.replace(/\.duckdb$/, '') + LOOKUP_SUFFIX;
+}
+
+/** The name ending of look-up stores; lmdb may keep `<store>-lock` beside an open one. */
+export const LOOKUP_SUFFIX = '.lookup';

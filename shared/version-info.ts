@@ -29,10 +29,8 @@ export interface VersionInfo {
 type MonthlyFacts = Pick<VersionInfo, 'monthly_rows' | 'months_covered' | 'first_month' | 'last_month' | 'geometry_rows'>;
 
 /**
- * Monthly and geometry facts, counted from the product tables themselves: version_info (whose
- * layout schema 3 fixed) does not hold them, and adding them there would change the file layout
- * for a figure that is cheap to count once per version. A file without the tables (schema 3)
- * has none of either.
+ * Monthly and geometry facts of a whole-copy file (schema 3 or 4), counted from its product
+ * tables: its version_info does not hold them. A file without the tables (schema 3) has none.
  */
 async function monthlyFacts(conn: DuckDBConnection): Promise<MonthlyFacts> {
   const tables = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables()
@@ -51,20 +49,35 @@ async function monthlyFacts(conn: DuckDBConnection): Promise<MonthlyFacts> {
   return facts;
 }
 
+/**
+ * What a version says of itself, from a connection whose current database is its file. Schema 5
+ * records every count in `version_info` (inherited partitions included); older files are whole
+ * copies, whose monthly and geometry figures are counted from their tables.
+ */
+export async function readVersionInfoFrom(conn: DuckDBConnection): Promise<VersionInfo> {
+  const schema = Number((await conn.runAndReadAll(`SELECT schema_version FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['schema_version']);
+  const recorded = schema >= 5 ? `, monthly_rows, months_covered, strftime(first_month, '%Y-%m-%d') AS first_month,
+    strftime(last_month, '%Y-%m-%d') AS last_month, geometry_rows` : '';
+  const row = (await conn.runAndReadAll(`SELECT release_month, built_at, schema_version, core_rows, weekly_rows, weeks_covered,
+    strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week${recorded} FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
+  const day = (v: unknown) => (v === null || v === undefined ? null : String(v));
+  const monthly: MonthlyFacts = schema >= 5
+    ? { monthly_rows: Number(row['monthly_rows']), months_covered: Number(row['months_covered']), first_month: day(row['first_month']), last_month: day(row['last_month']), geometry_rows: Number(row['geometry_rows']) }
+    : await monthlyFacts(conn);
+  return {
+    release_month: String(row['release_month']), built_at: String(row['built_at']), schema_version: Number(row['schema_version']),
+    core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']), weeks_covered: Number(row['weeks_covered']),
+    first_week: day(row['first_week']), last_week: day(row['last_week']), ...monthly,
+  };
+}
+
 /** Reads a version file's `version_info` (opened read-only, briefly). @throws when it has none. */
 export async function readVersionInfo(file: string, memoryLimit: string): Promise<VersionInfo> {
   const db = await openReadOnly(file, { memoryLimit, threads: 1 });
   try {
     const conn = await db.connect();
     try {
-      const row = (await conn.runAndReadAll(`SELECT release_month, built_at, schema_version, core_rows, weekly_rows, weeks_covered,
-        strftime(first_week, '%Y-%m-%d') AS first_week, strftime(last_week, '%Y-%m-%d') AS last_week FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
-      return {
-        release_month: String(row['release_month']), built_at: String(row['built_at']), schema_version: Number(row['schema_version']),
-        core_rows: Number(row['core_rows']), weekly_rows: Number(row['weekly_rows']), weeks_covered: Number(row['weeks_covered']),
-        first_week: row['first_week'] === null ? null : String(row['first_week']), last_week: row['last_week'] === null ? null : String(row['last_week']),
-        ...(await monthlyFacts(conn)),
-      };
+      return await readVersionInfoFrom(conn);
     } finally {
       conn.closeSync();
     }

@@ -4,14 +4,19 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /**
  * The schemas this code can serve. Schema 4 added monthly patterns and geometry (their tables
  * and `serve_more`) and changed nothing a schema-3 reader used, so a schema-3 file is still
- * served: its monthly and geometry products are null.
+ * served: its monthly and geometry products are null. Schema 5 files hold only what their drop
+ * delivered and name the earlier files they inherit the rest from (`version_partitions`,
+ * `version_files`); a schema-3 or 4 file is a whole copy, every partition its own.
  */
-export const READABLE_SCHEMAS: readonly number[] = [3, 4];
+export const READABLE_SCHEMAS: readonly number[] = [3, 4, 5];
+
+/** Schemas whose files are whole copies (no manifest: every partition is the file's own). */
+export const WHOLE_COPY_SCHEMAS: readonly number[] = [3, 4];
 
 /**
  * The serving tables the API reads, built from the logical tables, each one row per placekey with
@@ -60,6 +65,10 @@ export const TABLES = {
   geometry: 'places_geometry',
   info: 'version_info',
   sources: 'source_files',
+  /** Schema 5: which file holds each partition (core, geometry, each week, each month) of the version. */
+  partitions: 'version_partitions',
+  /** Schema 5: the earlier files the version inherits partitions from, with their sha256 and their look-up stores' digests. */
+  files: 'version_files',
 } as const;
 
 export type ColumnType = 'VARCHAR' | 'INTEGER' | 'INTEGER[]' | 'DATE';
@@ -142,14 +151,22 @@ export function productTableDdl(product: ProductName, extras: readonly ExtraColu
   return `CREATE TABLE ${table} (${columnsDdl(spec)}${period ? `, ${period} DATE` : ''}${extrasDdl(extras)})`;
 }
 
-/** The tables every version file has besides the products. */
+/**
+ * The tables every version file has besides the products. `version_info` describes the version
+ * as served (its counts cover every partition, inherited ones too); schema 5 added the monthly and
+ * geometry counts and `base_label` (the version it was built on) after the schema-3 columns.
+ */
 export const VERSION_DDL: readonly string[] = [
   `CREATE TABLE ${TABLES.info} (label VARCHAR NOT NULL, built_at VARCHAR NOT NULL, release_month VARCHAR NOT NULL,
      schema_version INTEGER NOT NULL, core_rows BIGINT NOT NULL, weekly_rows BIGINT NOT NULL,
      first_week DATE, last_week DATE, weeks_covered INTEGER NOT NULL, report JSON NOT NULL,
-     drop_id VARCHAR NOT NULL)`,
+     drop_id VARCHAR NOT NULL, monthly_rows BIGINT NOT NULL, months_covered INTEGER NOT NULL,
+     first_month DATE, last_month DATE, geometry_rows BIGINT NOT NULL, base_label VARCHAR)`,
   `CREATE TABLE ${TABLES.sources} (path VARCHAR NOT NULL, bytes BIGINT NOT NULL, sha256 VARCHAR NOT NULL,
      product VARCHAR NOT NULL, rows_read BIGINT NOT NULL, rows_loaded BIGINT NOT NULL)`,
+  `CREATE TABLE ${TABLES.partitions} (product VARCHAR NOT NULL, period DATE, file VARCHAR NOT NULL, rows BIGINT NOT NULL)`,
+  `CREATE TABLE ${TABLES.files} (label VARCHAR NOT NULL, sha256 VARCHAR NOT NULL, bytes BIGINT NOT NULL,
+     lookup_bytes BIGINT, lookup_sha256 VARCHAR, lookup_head VARCHAR)`,
 ];
 
 /** Indexes built after the bulk insert (none beyond the keys: look-ups read the serving tables). */

@@ -7,7 +7,9 @@ import { Command } from 'commander';
 import { readdir } from 'node:fs/promises';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { buildSettingsOf } from '../ingest/build-settings-of.ts';
-import { loadDrop } from '../ingest/load-drop.ts';
+import { loadDrop } from '../ingest/publish/load-drop.ts';
+import { createLogger } from '../shared/logger.ts';
+import { localSite } from '../shared/open-version-site.ts';
 
 interface Timing { readonly sql: string; readonly ms: number; readonly at: number }
 
@@ -41,10 +43,9 @@ const cli = new Command('profile-load').argument('<files...>').requiredOption('-
       process.exitCode = 2;
       return;
     }
-    const result = await loadDrop({
-      dataDir: o.data, inputs: files, month: o.month ?? null,
+    const result = await loadDrop({ inputs: files, month: o.month ?? null,
       settings: buildSettingsOf(config),
-    });
+    }, localSite(o.data, createLogger('silent', 'bench')));
     const total = (Date.now() - started) / 1000;
     const statements = timings.reduce((s, t) => s + t.ms, 0) / 1000;
     console.log(`loaded ${result.label} in ${total.toFixed(1)} s (${statements.toFixed(1)} s in ${timings.length} statements); peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);

@@ -52,6 +52,13 @@ export interface DatasetVersion {
   readonly geometry_rows: number | null;
 }
 
+/** A version's own bytes and the earlier files it shares by reference (null: no record read). */
+export interface VersionStorage {
+  readonly bytes: number;
+  readonly inherits: readonly { readonly label: string; readonly bytes: number }[];
+  readonly inherited_bytes: number;
+}
+
 export interface LoadJob {
   readonly id: string; readonly state: string;
   readonly progress: { phase: string | null; percent: number; rows: number | null } | null;
@@ -64,7 +71,9 @@ export interface LoadJob {
 export interface Status {
   readonly caller: Caller;
   readonly current: string | null;
-  readonly versions: readonly DatasetVersion[];
+  /** The version the pointer names that this web process refused (a damaged file), and why. */
+  readonly refused: { readonly label: string; readonly reason: string; readonly at: string } | null;
+  readonly versions: readonly (DatasetVersion & { readonly storage: VersionStorage | null })[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJob[] };
 }
 

@@ -88,15 +88,12 @@ export function examples(s: Sample): Example[] {
       variables: { placekey: s.placekeys[0] ?? '' },
     },
     {
-      title: 'Search by region, page by page',
-      query: `query ($region: String, $after: String) {
-  search(filter: { region: $region }) {
-    places {
-      results(first: 5, after: $after) {
-        pageInfo { hasNextPage endCursor }
-        edges { node { placekey placedata_core { location_name city } } }
-      }
-    }
+      // The explorer speaks /v1, whose search pages by offset; /v2's pages by cursor (docs/api.md, Search).
+      title: 'Search by region, page by page (offset: /v1)',
+      query: `query ($region: String, $after: Int) {
+  search(first: 5, after: $after, filter: { region: $region }) {
+    placekey
+    placedata_core { location_name city }
   }
 }
 `,
@@ -125,17 +122,17 @@ export function examples(s: Sample): Example[] {
 /** What the examples and the place view start from: a few Placekeys and the weeks the served version holds. */
 export const SAMPLE_QUERY = `{
   dataset_versions { current first_week last_week }
-  search { places { results(first: 3) { edges { node { placekey placedata_core { region } } } } } }
+  search(first: 3) { placekey placedata_core { region } }
 }`;
 
 export interface SampleData {
   dataset_versions: { current: boolean; first_week: string | null; last_week: string | null }[];
-  search: { places: { results: { edges: { node: { placekey: string; placedata_core: { region: string | null } | null } }[] } } } | null;
+  search: { placekey: string; placedata_core: { region: string | null } | null }[] | null;
 }
 
 export function sampleOf(data: SampleData | null | undefined): Sample {
   const current = data?.dataset_versions.find((v) => v.current);
-  const nodes = data?.search?.places.results.edges.map((e) => e.node) ?? [];
+  const nodes = data?.search ?? [];
   return {
     placekeys: nodes.map((n) => n.placekey),
     lastWeek: current?.last_week ?? null,

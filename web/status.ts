@@ -14,11 +14,12 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 }
 
 const fmt = (n: number | null) => (n === null ? '-' : n.toLocaleString('en-US'));
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 const time = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
 
 function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTableElement {
   const operator = s.caller.role === 'operator';
-  const head = el('tr', {}, ...['Version', 'Release month', 'Built', 'POIs (core rows)', 'Weekly rows', 'Weeks covered', 'Months covered', 'Servable', ''].map((h) => el('th', {}, h)));
+  const head = el('tr', {}, ...['Version', 'Release month', 'Built', 'POIs (core rows)', 'Weekly rows', 'Weeks covered', 'Months covered', 'Own file', 'Shared (inherited)', 'Servable', ''].map((h) => el('th', {}, h)));
   const rows = [...s.versions].reverse().map((v) => {
     const action = el('td');
     if (v.current) action.append(el('strong', {}, 'current'));
@@ -32,6 +33,9 @@ function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTabl
     return el('tr', { 'data-label': v.label, class: v.current ? 'current' : '' },
       el('td', {}, el('code', {}, v.label)), el('td', {}, v.release_month), el('td', {}, time(v.built_at)),
       el('td', { class: 'num' }, fmt(v.core_rows)), el('td', { class: 'num' }, fmt(v.weekly_rows)), el('td', {}, weeks), el('td', {}, months),
+      el('td', { class: 'num own-bytes' }, v.storage ? mb(v.storage.bytes) : '-'),
+      el('td', { class: 'shared', title: v.storage?.inherits.map((f) => f.label).join(', ') ?? '' },
+        !v.storage ? '-' : v.storage.inherits.length ? `${mb(v.storage.inherited_bytes)} in ${v.storage.inherits.length} file(s)` : 'none'),
       el('td', {}, v.servable === null ? 'not on this machine yet' : v.servable ? 'yes' : 'no (older layout)'), action);
   });
   return el('table', { class: 'versions' }, el('thead', {}, head), el('tbody', {}, ...rows));
@@ -130,7 +134,8 @@ async function start(): Promise<void> {
     const summary = el('section', { class: 'summary' }, el('h2', {}, 'In service'),
       current
         ? el('p', {}, el('code', { class: 'current-label' }, current.label), ` release ${current.release_month}, ${fmt(current.core_rows)} POIs, ${current.weeks_covered} weeks, ${current.months_covered} months`)
-        : el('p', { class: 'error' }, 'No version is served yet.'));
+        : el('p', { class: 'error' }, 'No version is served yet.'),
+      ...(s.refused ? [el('p', { class: 'error refused' }, 'Refused ', el('code', {}, s.refused.label), ` (the version the pointer names) at ${time(s.refused.at)}: ${s.refused.reason}. The version above stays in service.`)] : []));
     const versions = el('section', {}, el('h2', {}, `Retained versions (${s.versions.length})`), versionsTable(s, (l) => void onRollback(l)));
     if (caller.role !== 'operator') versions.append(el('p', { class: 'hint' }, 'Rollback needs an operator key (npx placedata keys create <name> --role operator).'));
     body.replaceChildren(summary, versions, jobsSection(s));

@@ -1,11 +1,12 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { identifyDrop } from '../../ingest/drop-id.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLoadQueue, enqueueLoad } from '../../ingest/load-queue.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { withoutFolders } from '../../shared/load-job-reader.ts';
@@ -178,7 +179,8 @@ describe('browser: explorer, place view and status page in headless chromium (re
     await page.waitForSelector('table.versions');
     expect(await page.$$eval('table.versions tbody tr', (rows) => rows.map((r) => r.getAttribute('data-label')))).to.deep.equal([first]);
     expect(await page.$$eval('table.versions tbody tr td', (cells) => cells.map((c) => c.textContent))).to.deep.equal([
-      first, '2022-03', (await page.textContent('table.versions tbody tr td:nth-child(3)'))!, '300', '1,138', '4 (2022-03-07 to 2022-03-28)', '0', 'yes', 'current',
+      first, '2022-03', (await page.textContent('table.versions tbody tr td:nth-child(3)'))!, '300', '1,138', '4 (2022-03-07 to 2022-03-28)', '0',
+      `${((await stat(path.join(dataDir, `${first}.duckdb`))).size / 1e6).toFixed(1)} MB`, 'none', 'yes', 'current',
     ]);
     expect(await page.$$('button.rollback')).to.have.length(0);
     await page.waitForSelector('text=Rollback needs an operator key');

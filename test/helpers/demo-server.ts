@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from './load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, type DemoFixture } from './demo-fixture.ts';
 import { makeTempDir } from './temp-dir.ts';

@@ -6,9 +6,9 @@ export interface GqlResponse {
   readonly body: any;
 }
 
-/** POSTs a GraphQL request the way the spec's clients do. */
-export async function postGraphql(baseUrl: string, body: unknown, headers: Record<string, string> = {}): Promise<GqlResponse> {
-  const res = await fetch(`${baseUrl}/v1/graphql`, {
+/** POSTs a GraphQL request the way the spec's clients do (to /v1/graphql unless told another path). */
+export async function postGraphql(baseUrl: string, body: unknown, headers: Record<string, string> = {}, path = '/v1/graphql'): Promise<GqlResponse> {
+  const res = await fetch(`${baseUrl}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', apikey: TEST_KEY, ...headers },
     body: typeof body === 'string' ? body : JSON.stringify(body),

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from './load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedCore, type DemoFixture } from './demo-fixture.ts';
 import { CORE_QUERY, postGraphql } from './graphql-client.ts';

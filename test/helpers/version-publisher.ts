@@ -1,4 +1,4 @@
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from './load-drop.ts';
 import type { BuildSettings } from '../../ingest/build-version.ts';
 import type { ExpectedVersion, VersionedDrops } from './versioned-drops.ts';
 

@@ -221,8 +221,8 @@ describe('refusals: each unhappy path gets its status and code, reads no data, a
   });
 
   it('unknown paths: 404 NOT_FOUND', async () => {
-    const res = await fetch(`${h.server.url}/v2/graphql`, { method: 'POST' });
+    const res = await fetch(`${h.server.url}/v3/graphql`, { method: 'POST' });
     expect(res.status).to.equal(404);
-    expect(await res.json()).to.deep.equal({ errors: [{ message: 'Not found: the API is POST /v1/graphql', extensions: { code: 'NOT_FOUND' } }] });
+    expect(await res.json()).to.deep.equal({ errors: [{ message: 'Not found: the API is POST /v1/graphql or /v2/graphql', extensions: { code: 'NOT_FOUND' } }] });
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Queue } from 'bullmq';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -100,7 +100,8 @@ describe('the placedata CLI, as an operator runs it', () => {
     const good = await placedata(['load', drop, '--month', '2022-05', '--json'], env);
     const result = JSON.parse(good.stdout);
     const listed = await placedata(['versions'], env);
-    expect(listed.stdout).to.match(new RegExp(`^\\* ${result.label} {2}built \\S+ {2}core 1 {2}weekly 0 {2}weeks 0 \\(-\\.\\.-\\)\\n$`));
+    const bytes = (await stat(path.join(env['DATA_DIR']!, `${result.label}.duckdb`))).size;
+    expect(listed.stdout).to.equal(`* ${result.label}  core 1  weekly 0  weeks 0 (-..-)  own ${bytes} bytes  inherits 0 bytes from 0 file(s)\n`);
     expect((await placedata(['load', drop, '--month', '2022-5'], env)).stderr).to.equal('error BAD_DROP: release month must be YYYY-MM; got "2022-5"\n');
   });
 });
@@ -179,14 +180,15 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     expect([keysAlone.code, keysAlone.stdout]).to.deep.equal([2, '']);
     expect(keysAlone.stderr).to.match(/^Usage: placedata keys \[options\] \[command\]\n/);
     // A run-time failure that is not ours to explain: exit 1 with what happened.
-    await mkdir(path.join(dir, 'data'));
+    await mkdir(path.join(dir, 'data'), { recursive: true });
     await writeCsv(path.join(dir, 'data', 'blocked'), ['x'], []);
     const failed = await placedata(['keys', 'create', 'a'], { DATA_DIR: path.join(dir, 'data', 'blocked') });
     expect([failed.code, failed.stdout]).to.deep.equal([1, '']);
     expect(failed.stderr).to.match(/^internal error: Error: ENOTDIR: not a directory/);
   });
 
-  it('prints whole JSON objects with --json, and errors as JSON on stderr', async () => {
+  it('prints whole JSON objects with --json, and errors as JSON on stderr', async function () {
+    this.timeout(120_000); // a dozen CLI runs, each a Node start: about 35 s on an idle machine
     const created = await placedata(['keys', 'create', 'partner-a', '--json'], env);
     const key = JSON.parse(created.stdout) as { name: string; key: string; created_at: string };
     expect([created.code, created.stderr, created.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
@@ -212,12 +214,15 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const first = JSON.parse((await placedata(['load', drop, '--month', '2022-04', '--json', '--no-progress'], env)).stdout) as { label: string };
     await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Second')]);
     const second = JSON.parse((await placedata(['load', drop, '--month', '2022-05', '--json', '--no-progress'], env)).stdout) as { label: string; file: string; dropId: string; report: unknown };
-    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'dropId', 'file', 'label', 'removedVersions', 'report']);
-    const versions = JSON.parse((await placedata(['versions', '--json'], env)).stdout) as { label: string; built_at: string; bytes: number; drop_id: string }[];
-    expect(versions).to.deep.equal([first.label, second.label].map((label, i) => ({
-      label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', core_rows: 1, weekly_rows: 0,
-      weeks_covered: 0, first_week: null, last_week: null, bytes: versions[i]!.bytes, drop_id: versions[i]!.drop_id,
-    })));
+    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'current', 'dropId', 'file', 'label', 'removedFiles', 'removedVersions', 'report']);
+    const listing = JSON.parse((await placedata(['versions', '--json'], env)).stdout) as { versions: { label: string; built_at: string; bytes: number; drop_id: string }[]; kept: unknown[] };
+    const versions = listing.versions;
+    // Each delivered core: the second version inherits nothing from the first.
+    expect(listing).to.deep.equal({ kept: [], versions: [first.label, second.label].map((label, i) => ({
+      label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', schema_version: 5, core_rows: 1, weekly_rows: 0,
+      weeks_covered: 0, first_week: null, last_week: null, monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0,
+      bytes: versions[i]!.bytes, inherits: [], inherited_bytes: 0, base: i === 0 ? null : first.label, drop_id: versions[i]!.drop_id,
+    })) });
     expect(await placedata(['rollback', '--previous', '--json'], env)).to.deep.equal({ code: 0, stdout: JSON.stringify({ from: second.label, to: first.label }) + '\n', stderr: '' });
     expect(await placedata(['rollback', '1__2020_01', '--json'], env)).to.deep.equal({
       code: 2, stdout: '', stderr: '{"error":{"code":"VERSION_NOT_FOUND","message":"no retained version \\"1__2020_01\\""}}\n',

@@ -3,10 +3,12 @@ import path from 'node:path';
 import { execute, parse, type ExecutionArgs } from 'graphql';
 import { makeCompiledExecute } from '../../api/compiled-execute.ts';
 import { buildSchema } from '../../api/schema.ts';
-import { ServedVersion } from '../../api/served-version.ts';
+import { buildV2Schema } from '../../api/graphql/v2/schema.ts';
+import type { ServedVersion } from '../../api/served-version.ts';
 import { VersionCatalog } from '../../api/version-catalog.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
+import { openVersion } from '../helpers/open-version.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
+import { DirectoryVersionStore } from '../../shared/directory-version-store.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { CORE_EXTRA_FIELDS, WEEKLY_EXTRA_FIELDS, writeFullDrop } from '../helpers/full-drop.ts';
 import { CORE_FIELDS, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
@@ -28,6 +30,9 @@ describe('compiled execution answers as graphql-js does', () => {
   const schema = buildSchema();
   const paths: string[] = [];
   const compiled = makeCompiledExecute(schema, (reason) => paths.push(reason));
+  // /v2's schema: its search pages by cursor (/v1's by offset).
+  const schemaV2 = buildV2Schema();
+  const compiledV2 = makeCompiledExecute(schemaV2, (reason) => paths.push(reason));
   const UNKNOWN = '222-222@5vg-7gq-tvz';
 
   before(async () => {
@@ -35,11 +40,11 @@ describe('compiled execution answers as graphql-js does', () => {
     fixture = await demoFixture(path.join(dir, 'drop'));
     const config = testConfig(path.join(dir, 'data'));
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
-    version = await ServedVersion.open(versionFilePath(config.dataDir, label), label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
-    catalog = new VersionCatalog(config.dataDir);
+    version = await openVersion(config.dataDir, label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    catalog = new VersionCatalog(new DirectoryVersionStore(config.dataDir), config.dataDir);
     const fullConfig = testConfig(path.join(dir, 'full'));
     const fullLabel = (await loadDrop({ dataDir: fullConfig.dataDir, inputs: [await writeFullDrop(dir)], month: '2022-04', settings: buildSettingsOf(fullConfig) })).label;
-    fullVersion = await ServedVersion.open(versionFilePath(fullConfig.dataDir, fullLabel), fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    fullVersion = await openVersion(fullConfig.dataDir, fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
   });
 
   after(async () => {
@@ -50,11 +55,11 @@ describe('compiled execution answers as graphql-js does', () => {
 
   const keys = () => [fixture.core[0]!['placekey']!, UNKNOWN, fixture.core[5]!['placekey']!, fixture.core[0]!['placekey']!, fixture.core[9]!['placekey']!];
 
-  async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string, served = version) {
-    const args = (): ExecutionArgs => ({ schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
+  async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string, served = version, v2 = false) {
+    const args = (): ExecutionArgs => ({ schema: v2 ? schemaV2 : schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
     const reference = JSON.parse(JSON.stringify(await execute(args())));
     paths.length = 0;
-    const ours = JSON.parse(JSON.stringify(await compiled(args())));
+    const ours = JSON.parse(JSON.stringify(await (v2 ? compiledV2 : compiled)(args())));
     expect(ours).to.deep.equal(reference);
     return { result: ours, path: paths.length === 0 ? 'compiled' : paths.join(',') };
   }
@@ -113,19 +118,19 @@ describe('compiled execution answers as graphql-js does', () => {
     const q = `query($after: String) { search(filter: { region: "MA", naics_code: 5221 }) { places {
       first: results(first: 2) { pageInfo { hasNextPage endCursor } edges { cursor node { placekey safegraph_core { location_name city } placedata_weekly_patterns(date: "2022-03-16") { raw_visit_counts } } } }
       rest: results(first: 50, after: $after) { pageInfo { hasNextPage endCursor } edges { node { placekey placedata_core { naics_code } } } } } } }`;
-    const opening = await both(q, { after: null });
+    const opening = await both(q, { after: null }, undefined, version, true);
     expect(opening.path).to.equal('compiled');
     const { first } = opening.result.data.search.places;
     expect(first.edges).to.have.length(2);
     expect(first.pageInfo).to.deep.equal({ hasNextPage: true, endCursor: first.edges[1].cursor });
-    const next = await both(q, { after: first.pageInfo.endCursor });
+    const next = await both(q, { after: first.pageInfo.endCursor }, undefined, version, true);
     expect(next.path).to.equal('compiled');
     const { rest } = next.result.data.search.places;
     expect(rest.edges.length).to.be.greaterThan(0);
     expect(rest.edges.every((e: { node: { placekey: string } }) => e.node.placekey > first.edges[1].node.placekey)).to.equal(true);
     // Refusals (a bad cursor, a bad page size) go to graphql-js, with the same answers.
-    expect((await both(q, { after: 'not-a-cursor' })).path).to.equal('error');
-    expect((await both(`{ search { places { results(first: 1001) { edges { cursor } } } } }`)).path).to.equal('error');
+    expect((await both(q, { after: 'not-a-cursor' }, undefined, version, true)).path).to.equal('error');
+    expect((await both(`{ search { places { results(first: 1001) { edges { cursor } } } } }`, {}, undefined, version, true)).path).to.equal('error');
   });
 
   it('merges aliases, repeated fields, fragments, inline fragments and __typename as graphql-js does', async () => {

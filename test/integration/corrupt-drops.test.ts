@@ -9,7 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { LoadProgress } from '../../ingest/build-version.ts';
 import { main as placedata } from '../../ingest/cli.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
@@ -98,7 +98,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
     served = (await loadDrop({ dataDir, inputs: [good], month: '2022-04', settings: settings() })).label;
     servedSha = await sha256(path.join(dataDir, `${served}.duckdb`));
     listing = (await readdir(dataDir)).sort();
-    expect(listing).to.deep.equal(['.tmp', `${served}.duckdb`, 'CURRENT']);
+    expect(listing).to.deep.equal(['.tmp', '.verified', `${served}.duckdb`, `${served}.duckdb.facts.json`, `${served}.lookup`, 'CURRENT']);
   });
   after(async () => {
     console.log(`      corrupt drops: ${refused} loads refused; the served version's pointer, sha256 and folder unchanged after each`);
@@ -174,11 +174,11 @@ describe('corrupt drops: each refused with a clear report, the served version un
     const drop = await newDrop();
     await writeFile(path.join(drop, 'core.csv'), CORE_HEADER.join(',') + '\n' + 'x'.repeat(10 * 1024 * 1024) + '\n');
     const alone = await expectRefused(drop, 'BAD_DROP', 'no usable core row in the drop (1 read, 1 rejected)');
-    expect(alone.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 2, reason: 'line_too_long', products: ['core'] }]);
+    expect(alone.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 2, end_line: 2, reason: 'line_too_long', products: ['core'] }]);
     const mixed = await newDrop();
     await writeFile(path.join(mixed, 'core.csv'), csvText(CORE_HEADER, [coreRow(KEYS[0]!, 'Fine'), coreRow(KEYS[1]!, 'y'.repeat(10 * 1024 * 1024)), coreRow(KEYS[2]!, 'Fine')]));
     const among = await expectRefused(mixed, 'BAD_DROP', '33.3% of core rows were rejected, above the 5.0% allowed');
-    expect(among.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 3, reason: 'line_too_long', products: ['core'] }]);
+    expect(among.details?.['report'].rejected_lines).to.deep.equal([{ file: 'core.csv', line: 3, end_line: 3, reason: 'line_too_long', products: ['core'] }]);
   });
 
   it('an empty file (0 bytes), an empty gzip, and header-only files', async () => {
@@ -262,7 +262,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
       expect(await readdir(tempDir)).to.deep.equal([]);
       await expectUntouched();
       // The drop itself is fine: with the default memory limit and temp folder it loads.
-      const loaded = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: settings(), makeCurrent: false });
+      const loaded = await loadDrop({ dataDir: path.join(dir, 'loads-elsewhere'), inputs: [drop], month: '2022-05', settings: settings() });
       expect(loaded.report.products.core?.rows_loaded).to.equal(30_000);
       listing = (await readdir(dataDir)).sort();
       await expectUntouched();
@@ -285,7 +285,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
       expect(err?.message).to.match(/^the load ran out of disk space: .*No space left on device/);
       expect(await readPointer(fullData)).to.equal(kept);
       expect(await sha256(path.join(fullData, `${kept}.duckdb`))).to.equal(keptSha);
-      expect((await readdir(fullData)).sort()).to.deep.equal([`${kept}.duckdb`, 'CURRENT']);
+      expect((await readdir(fullData)).sort()).to.deep.equal(['.verified', `${kept}.duckdb`, `${kept}.duckdb.facts.json`, `${kept}.lookup`, 'CURRENT']);
     });
   });
 });

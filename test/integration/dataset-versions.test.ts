@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { writePointer } from '../../shared/pointer.ts';
 import { versionFilePath } from '../../shared/version-files.ts';

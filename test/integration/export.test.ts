@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { readCsv } from '../helpers/demo-fixture.ts';
@@ -19,30 +19,32 @@ type Doc = Record<string, unknown>;
 
 /**
  * The delivered columns of the generated drop's weekly patterns, as the export names and orders
- * them (the spec's first), and `store_note`: the version also carries the tricky drop's week
- * forward, with the columns only that version had (null in the generated rows).
+ * them (the spec's first). A week's rows come from the file that holds that week, with the columns
+ * its drop delivered: the tricky drop's week, inherited, has its own (TRICKY_WEEKLY_HEADER).
  */
 const GEN_WEEKLY_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'date_range_start', 'date_range_end', 'raw_visit_counts',
   'raw_visitor_counts', 'visits_by_day', 'parent_placekey', 'postal_code', 'iso_country_code', 'safegraph_brand_ids', 'brands', 'visits_by_each_hour',
   'poi_cbg', 'visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell',
   'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand', 'device_type', 'normalized_visits_by_state_scaling',
-  'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors',
-  'store_note'];
+  'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits', 'normalized_visits_by_total_visitors'];
+
+/** The tricky drop's weekly columns (the week the generated version inherits from it). */
+const TRICKY_WEEKLY_HEADER = [...WEEKLY_HEADER, 'visitor_home_cbgs', 'distance_from_home', 'median_dwell', 'store_note'];
 
 /**
  * The delivered columns of the monthly patterns of the generated drop, as the export names and
- * orders them, then those only the hand-written monthly drop delivered (carried forward with its months).
+ * orders them (the hand-written drop's months, inherited, have that drop's columns).
  */
 const GEN_MONTHLY_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'date_range_start', 'date_range_end', 'raw_visit_counts',
   'raw_visitor_counts', 'visits_by_day', 'parent_placekey', 'postal_code', 'iso_country_code', 'safegraph_brand_ids', 'brands', 'poi_cbg', 'visitor_home_cbgs',
   'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'distance_from_home', 'median_dwell', 'bucketed_dwell_times',
   'related_same_day_brand', 'related_same_month_brand', 'popularity_by_hour', 'popularity_by_day', 'device_type', 'normalized_visits_by_state_scaling',
   'normalized_visits_by_region_naics_visits', 'normalized_visits_by_region_naics_visitors', 'normalized_visits_by_total_visits',
-  'normalized_visits_by_total_visitors', 'shop_note'];
+  'normalized_visits_by_total_visitors'];
 
 const GEN_CORE_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'naics_code', 'top_category',
   'sub_category', 'parent_placekey', 'safegraph_brand_ids', 'brands', 'latitude', 'longitude', 'phone_number', 'open_hours', 'category_tags', 'opened_on',
-  'closed_on', 'tracking_closed_since', 'geometry_type', 'store_note'];
+  'closed_on', 'tracking_closed_since', 'geometry_type'];
 
 /** Columns stored as text: their CSV field is the text itself. Every other field is JSON text. */
 const TEXT_COLUMNS = new Set(['placekey', 'location_name', 'street_address', 'city', 'region', 'date_range_start', 'date_range_end', 'parent_placekey',
@@ -159,14 +161,15 @@ describe('bulk export: GET /v1/export/<product>', function () {
     expect(rows.sort(byPlacekey)).to.deep.equal(expected);
   });
 
-  it('without a date: the newest week of the version (here the week carried forward from the version before), as placedata_weekly_patterns answers', async () => {
+  it('without a date: the newest week of the version (here the week inherited from the version before, with its file\'s columns), as placedata_weekly_patterns answers', async () => {
     const latest = await getExport(server.url, '/v1/export/weekly_patterns?format=ndjson');
     const dated = await getExport(server.url, '/v1/export/weekly_patterns?date=2022-04-20&format=ndjson');
     expect([latest.status, latest.headers.get('x-placedata-week'), latest.headers.get('x-placedata-version')]).to.deep.equal([200, '2022-04-18', genLabel]);
     expect(latest.text).to.equal(dated.text);
     const expected = await graphqlDocs(server.url, [KEYS[0]!, KEYS[1]!, KEYS[2]!], `placedata_weekly_patterns { ${WEEKLY_ALL} }`);
     expect(expected).to.have.length(3);
-    expect(parseNdjson(latest.text).sort(byPlacekey)).to.deep.equal(expected.map((d) => asExported(d, GEN_WEEKLY_HEADER)));
+    for (const row of parseNdjson(latest.text)) expect(Object.keys(row)).to.deep.equal(TRICKY_WEEKLY_HEADER);
+    expect(parseNdjson(latest.text).sort(byPlacekey)).to.deep.equal(expected.map((d) => asExported(d, TRICKY_WEEKLY_HEADER)));
   });
 
   it('region: only the rows whose region is the one asked for; a region with no rows gives the header alone', async () => {
@@ -327,25 +330,24 @@ describe('bulk export of monthly patterns: GET /v1/export/monthly_patterns', fun
     expect([none.status, none.text]).to.deep.equal([200, GEN_MONTHLY_HEADER.join(',') + '\r\n']);
   });
 
-  it('without a date: the newest month (carried forward from the version before), as placedata_monthly_patterns answers without one', async () => {
+  it('without a date: the newest month (inherited from the version before, with its file\'s columns), as placedata_monthly_patterns answers without one', async () => {
     const latest = await getExport(server.url, '/v1/export/monthly_patterns');
     expect([latest.status, latest.headers.get('x-placedata-month'), latest.headers.get('content-disposition')])
       .to.deep.equal([200, '2024-02-01', 'attachment; filename="monthly_patterns_2024-02-01.csv"']);
     expect(latest.text).to.equal((await getExport(server.url, '/v1/export/monthly_patterns?date=2024-02-29')).text);
     const row = MONTHLY_ROWS_1[3]!;
     const at = (name: string) => row[MONTHLY_HEADER.indexOf(name)];
-    // Only the hand-written row holds 2024-02: the generated drop's columns are empty for it, and its own column (shop_note) is last.
-    const fields = GEN_MONTHLY_HEADER.map((c) => {
-      if (!MONTHLY_HEADER.includes(c)) return '';
+    // Only the hand-written row holds 2024-02, in the file of the drop that delivered it: that drop's columns.
+    const fields = MONTHLY_HEADER.map((c) => {
       const v = at(c);
       if (c === 'visits_by_day' || c === 'popularity_by_hour') return `"${String(v)}"`;
       if (c === 'visitor_home_cbgs' || c === 'related_same_month_brand' || c === 'popularity_by_day') return `"${String(v).replace(/"/g, '""')}"`;
       return typeof v === 'number' && c === 'median_dwell' ? v.toFixed(1) : String(v);
     });
-    expect(latest.text).to.equal(`${GEN_MONTHLY_HEADER.join(',')}\r\n${fields.join(',')}\r\n`);
+    expect(latest.text).to.equal(`${MONTHLY_HEADER.join(',')}\r\n${fields.join(',')}\r\n`);
     const expected = await graphqlDocs(server.url, placekeys, `placedata_monthly_patterns { ${all} }`);
     expect(expected).to.have.length(1);
-    expect(parseExportCsv(latest.text).records.map((r) => csvRecord(GEN_MONTHLY_HEADER, r))).to.deep.equal(expected.map((d) => asExported(d, GEN_MONTHLY_HEADER)));
+    expect(parseExportCsv(latest.text).records.map((r) => csvRecord(MONTHLY_HEADER, r))).to.deep.equal(expected.map((d) => asExported(d, MONTHLY_HEADER)));
   });
 
   it('pinned with x-placedata-version: that version\'s month, named in the response', async () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { geometryOf, monthOf, poiOf } from '../../tools/synthetic-places.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { serverAudits } from 'graphql-http';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { writeDemoDrop } from '../../ingest/demo-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -7,13 +7,14 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { startServer } from '../../api/server.ts';
 import { buildInstanceOptions } from '../../ingest/build-instance-options.ts';
 import { confineLoad } from '../../ingest/confine-load.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { poiOf } from '../../tools/synthetic-places.ts';
 import { coreRow, CORE_HEADER, KEYS, writeCsv } from '../helpers/write-csv.ts';
 
 /** Header names made to break out of every quoting context of SQL (all lower-case: the load lower-cases names). */
@@ -126,10 +127,10 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     await writeFile(path.join(drop, 'core-part2.csv.gz'), gzipSync([line(CORE_HEADER), line(coreRow(KEYS[5]!, 'Part two'))].join('\r\n') + '\r\n'));
     const { report } = await load(path.join(dir, 'damaged-data'), drop);
     expect(report.rejected_lines).to.deep.equal([
-      { file: 'core-part1.csv', line: 102, reason: 'too_many_fields', products: ['core'] },
-      { file: 'core-part1.csv', line: 702, reason: 'too_few_fields', products: ['core'] },
-      { file: 'core-part1.csv', line: 1502, reason: 'unterminated_quote', products: ['core'] },
-      { file: 'core-part1.csv', line: 2002, reason: 'invalid_encoding', products: ['core'] },
+      { file: 'core-part1.csv', line: 102, end_line: 102, reason: 'too_many_fields', products: ['core'] },
+      { file: 'core-part1.csv', line: 702, end_line: 702, reason: 'too_few_fields', products: ['core'] },
+      { file: 'core-part1.csv', line: 1502, end_line: 1502, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'core-part1.csv', line: 2002, end_line: 2002, reason: 'invalid_encoding', products: ['core'] },
     ]);
     expect(report.rejected_lines_total).to.equal(4);
     expect(report.products.core).to.deep.include({
@@ -138,6 +139,80 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     expect(report.files.map((f) => [path.basename(f.path), f.encoding, f.delimiter, f.newline])).to.deep.equal([
       ['core-part1.csv', 'utf-8-damaged', ',', 'LF'], ['core-part2.csv.gz', 'utf-8', ',', 'CRLF'],
     ]);
+  });
+
+  it('an unterminated quote costs the lines up to where its value ends, and the report gives that span (line to end_line)', async () => {
+    const key = (i: number) => poiOf(7, i).placekey;
+    const row = (i: number, name = `Place ${i}`) => line(coreRow(key(i), name));
+    const drop = await newDrop();
+    // a.csv: the quote opened on line 3 closes at the quote opening line 6's name, so lines 3-6
+    // are one rejected record (DuckDB's copy of it is whole); a quoted newline in a row with a
+    // field too many makes lines 8-9 one record.
+    await writeFile(path.join(drop, 'a.csv'), [
+      line(CORE_HEADER), row(0), `${key(1)},"Unclosed,1 Main St,Springfield,MA,01020,US,722511,R,F`, row(2), row(3), row(4, 'Quoted, name'), row(5),
+      `${key(6)},"Two
+lines",1 Main St,Springfield,MA,01020,US,722511,R,F,extra`, row(7),
+    ].join('\n') + '\n');
+    // b.csv.gz (CRLF): a quote opened on line 3 never closes; the 400 lines after it are over
+    // the 10,000 bytes DuckDB keeps of a rejected record, so its end is found by following it.
+    const tail = Array.from({ length: 400 }, (_, i) => row(100 + i));
+    await writeFile(path.join(drop, 'b.csv.gz'), gzipSync([line(CORE_HEADER), row(10), `${key(11)},"Never closed,1 Main St`, ...tail].join('\r\n') + '\r\n'));
+    // c.csv (CRLF): the same, short enough for DuckDB's copy, ending without a final newline.
+    await writeFile(path.join(drop, 'c.csv'), [line(CORE_HEADER), row(20), row(21), `${key(22)},"Open`, row(23), row(24)].join('\r\n'));
+    // d.csv: a quote opened on line 2 closes on line 203 (a quoted name), 200 lines on: over the
+    // bytes DuckDB keeps, followed to where DuckDB ends it, the end of line 203.
+    const middle = Array.from({ length: 200 }, (_, i) => row(600 + i));
+    await writeFile(path.join(drop, 'd.csv'), [line(CORE_HEADER), `${key(30)},"Long open`, ...middle, row(31, 'Quoted, name'), row(32)].join('\n') + '\n');
+    const dataDir = path.join(dir, 'unterminated-data');
+    const { label, report } = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: { ...buildSettingsOf(testConfig(dataDir)), maxRejectShare: 1 } });
+    expect(report.rejected_lines).to.deep.equal([
+      { file: 'a.csv', line: 3, end_line: 6, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'a.csv', line: 8, end_line: 9, reason: 'too_many_fields', products: ['core'] },
+      { file: 'b.csv.gz', line: 3, end_line: 403, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'c.csv', line: 4, end_line: 6, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'd.csv', line: 2, end_line: 203, reason: 'unterminated_quote', products: ['core'] },
+    ]);
+    const db = await DuckDBInstance.create(path.join(dataDir, `${label}.duckdb`), { access_mode: 'READ_ONLY' });
+    const conn = await db.connect();
+    try {
+      const rows = (await conn.runAndReadAll('SELECT placekey, location_name FROM places_core ORDER BY placekey')).getRowObjectsJS();
+      const kept = [0, 5, 7, 10, 20, 21, 32];
+      expect(rows).to.deep.equal(kept.map((i) => ({ placekey: key(i), location_name: `Place ${i}` })).sort((a, b) => (a.placekey < b.placekey ? -1 : 1)));
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+
+  it('a line with two quoting errors costs that line, not a row made of its tail (DuckDB\'s parallel reader misreads it; the file is read again on one thread)', async () => {
+    const key = (i: number) => poiOf(8, i).placekey;
+    // placekey second: the text after this line's second quoting error has a key where the header
+    // has placekey and as many fields as the header, which DuckDB's parallel reader loads as a row.
+    const header = ['location_name', 'placekey', ...CORE_HEADER.slice(2)];
+    const row = (i: number) => line([`Place ${i}`, key(i), ...coreRow(key(i), '').slice(2)]);
+    const drop = await newDrop();
+    await writeFile(path.join(drop, 'core.csv'), [
+      line(header), row(0), `"Joe"s,"Bob"s,${key(9)},1 Main St,Springfield,MA,01020,US,722511,R,F,extra`, row(1).replace('722511', 'abc'),
+      `"Open,${key(2)},1 Main St,Springfield,MA,01020,US,722511,R,F`, row(3),
+    ].join('\n') + '\n');
+    const dataDir = path.join(dir, 'two-quote-errors-data');
+    const { label, report } = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: { ...buildSettingsOf(testConfig(dataDir)), maxRejectShare: 1 } });
+    expect(report.rejected_lines).to.deep.equal([
+      { file: 'core.csv', line: 3, end_line: 3, reason: 'unterminated_quote', products: ['core'] },
+      { file: 'core.csv', line: 5, end_line: 6, reason: 'unterminated_quote', products: ['core'] },
+    ]);
+    // The row rules see the rows read again: the second row staged breaks one (its sample's row is its place among them).
+    expect(report.products.core).to.deep.include({ rows_read: 4, rows_loaded: 1, rejected: { unterminated_quote: 2, unparseable_naics_code: 1 }, rejected_total: 3 });
+    expect(report.samples).to.deep.equal([{ product: 'core', file: 'core.csv', row: 2, reason: 'unparseable_naics_code', placekey: key(1) }]);
+    const db = await DuckDBInstance.create(path.join(dataDir, `${label}.duckdb`), { access_mode: 'READ_ONLY' });
+    const conn = await db.connect();
+    try {
+      const rows = (await conn.runAndReadAll('SELECT placekey, location_name FROM places_core ORDER BY location_name')).getRowObjectsJS();
+      expect(rows).to.deep.equal([{ placekey: key(0), location_name: 'Place 0' }]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 
   it('Windows-1252 and UTF-16 files are converted exactly (the report names the encoding); tab-separated .tsv parts are read', async () => {
@@ -157,6 +232,26 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     try {
       const rows = (await conn.runAndReadAll('SELECT location_name FROM places_core ORDER BY location_name')).getRowObjectsJS();
       expect(rows.map((r) => r['location_name'])).to.deep.equal([...names].sort());
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+
+  it('a UTF-16 code unit that is not text (a surrogate without its pair) costs its line, as a byte that is not UTF-8 does', async () => {
+    const drop = await newDrop();
+    const text = [CORE_HEADER.join('\t'), ...['Café 🚀', 'Bad\uD800unit', 'Straße'].map((nm, i) => coreRow(KEYS[i]!, nm).join('\t'))].join('\r\n') + '\r\n';
+    // Node writes a lone surrogate in UTF-16 as it is; big-endian by swapping the units.
+    await writeFile(path.join(drop, 'core.tsv'), Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]));
+    const dataDir = path.join(dir, 'utf16-damaged-data');
+    const { label, report } = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: { ...buildSettingsOf(testConfig(dataDir)), maxRejectShare: 1 } });
+    expect(report.files.map((f) => [path.basename(f.path), f.encoding])).to.deep.equal([['core.tsv', 'utf-16be']]);
+    expect(report.rejected_lines).to.deep.equal([{ file: 'core.tsv', line: 3, end_line: 3, reason: 'invalid_encoding', products: ['core'] }]);
+    const db = await DuckDBInstance.create(path.join(dataDir, `${label}.duckdb`), { access_mode: 'READ_ONLY' });
+    const conn = await db.connect();
+    try {
+      const rows = (await conn.runAndReadAll('SELECT placekey, location_name FROM places_core ORDER BY location_name')).getRowObjectsJS();
+      expect(rows).to.deep.equal([{ placekey: KEYS[0], location_name: 'Café 🚀' }, { placekey: KEYS[2], location_name: 'Straße' }]);
     } finally {
       conn.closeSync();
       db.closeSync();

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import { rollback } from '../../shared/rollback.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -64,7 +64,7 @@ describe('hot swap and rollback while requests are in flight', function () {
       await eventually(async () => expect(server.store.current?.label).to.equal(labels[i]), 2000);
       await new Promise((r) => setTimeout(r, 150));
     }
-    await rollback(dataDir, { previous: true }, '512MB');
+    await rollback(siteOf(dataDir), { previous: true });
     await eventually(async () => expect(server.store.current?.label).to.equal(labels[2]), 2000);
     await new Promise((r) => setTimeout(r, 150));
     stop = true;

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { queryFile } from '../helpers/query-file.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop, siteOf } from '../helpers/load-drop.ts';
+import { queryVersion, weeklyRowsSql } from '../helpers/open-version.ts';
 import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
@@ -36,11 +37,11 @@ describe('loading a drop into a version file', () => {
     expect(result.label).to.equal('1795255200__2022_03');
     expect(result.file).to.equal(path.join(dataDir, '1795255200__2022_03.duckdb'));
     expect(await readPointer(dataDir)).to.equal(result.label);
-    expect((await readdir(dataDir)).sort()).to.deep.equal(['.tmp', '1795255200__2022_03.duckdb', 'CURRENT']);
+    expect((await readdir(dataDir)).sort()).to.deep.equal(['.tmp', '.verified', '1795255200__2022_03.duckdb', '1795255200__2022_03.duckdb.facts.json', '1795255200__2022_03.lookup', 'CURRENT']);
     const info = await queryFile(result.file, `SELECT label, built_at, release_month, schema_version, core_rows, weekly_rows,
       first_week, last_week, weeks_covered, report->>'release_month_source' AS month_source FROM version_info`);
     expect(info).to.deep.equal([{
-      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 4,
+      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 5,
       core_rows: '300', weekly_rows: String(fixture.weekly.length), first_week: '2022-03-07', last_week: '2022-03-28', weeks_covered: 4, month_source: 'data',
     }]);
     const sources = await queryFile(result.file, 'SELECT path, bytes, sha256, product, rows_read, rows_loaded FROM source_files ORDER BY path');
@@ -122,13 +123,20 @@ describe('loading a drop into a version file', () => {
     await loadDrop({ dataDir, inputs: [d1], month: '2022-04', settings: settings() });
     const d2 = await newDrop();
     await writeCsv(path.join(d2, 'patterns.csv.gz'), WEEKLY_HEADER, [weeklyRow(KEYS[0]!, '2022-04-11', [3, 3, 3, 3, 3, 3, 3]), weeklyRow(KEYS[0]!, '2022-04-18', [4, 4, 4, 4, 4, 4, 4])], '\r\n');
+    const first = (await readdir(dataDir)).find((n) => n.endsWith('.duckdb'))!.slice(0, -'.duckdb'.length);
     const second = await loadDrop({ dataDir, inputs: [d2], month: null, settings: settings() });
     expect(second.report.weeks_loaded).to.deep.equal(['2022-04-11', '2022-04-18']);
     expect(second.report.weeks_carried_forward).to.equal(1);
     expect(second.report.core_carried_forward).to.equal(true);
-    expect(await queryFile(second.file, `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM weekly_patterns ORDER BY w`)).to.deep.equal([
+    expect(second.report.inherited_files.map((f) => f.label)).to.deep.equal([first]);
+    // The version as served: the week delivered again replaced, the other and core inherited.
+    expect(await queryVersion(dataDir, second.label, (v) => `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM (${weeklyRowsSql(v, 'week_start, raw_visit_counts')}) ORDER BY w`)).to.deep.equal([
       { w: '2022-04-04', raw_visit_counts: 7 }, { w: '2022-04-11', raw_visit_counts: 21 }, { w: '2022-04-18', raw_visit_counts: 28 }]);
-    expect(await queryFile(second.file, 'SELECT placekey, postal_code FROM places_core')).to.deep.equal([{ placekey: KEYS[0], postal_code: '02134' }]);
+    expect(await queryVersion(dataDir, second.label, (v) => `SELECT placekey, postal_code FROM ${v.tableOf('core')}`)).to.deep.equal([{ placekey: KEYS[0], postal_code: '02134' }]);
+    // Nothing inherited is copied: the new file holds the two weeks its drop delivered, and no core.
+    expect(await queryFile(second.file, `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM weekly_patterns ORDER BY w`)).to.deep.equal([
+      { w: '2022-04-11', raw_visit_counts: 21 }, { w: '2022-04-18', raw_visit_counts: 28 }]);
+    expect(await queryFile(second.file, 'SELECT count(*)::INTEGER AS n FROM places_core')).to.deep.equal([{ n: 0 }]);
   });
 
   it('keeps every week when a drop delivers core only', async () => {
@@ -140,8 +148,9 @@ describe('loading a drop into a version file', () => {
     await writeCsv(path.join(d2, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Renamed')]);
     const second = await loadDrop({ dataDir, inputs: [d2], month: '2022-05', settings: settings() });
     expect([second.report.weeks_loaded, second.report.weeks_carried_forward, second.report.core_carried_forward]).to.deep.equal([[], 2, false]);
-    expect(await queryFile(second.file, `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM weekly_patterns ORDER BY w`)).to.deep.equal([
+    expect(await queryVersion(dataDir, second.label, (v) => `SELECT strftime(week_start, '%Y-%m-%d') AS w, raw_visit_counts FROM (${weeklyRowsSql(v, 'week_start, raw_visit_counts')}) ORDER BY w`)).to.deep.equal([
       { w: '2022-04-04', raw_visit_counts: 7 }, { w: '2022-04-11', raw_visit_counts: 14 }]);
+    expect(await queryFile(second.file, 'SELECT count(*)::INTEGER AS n FROM weekly_patterns')).to.deep.equal([{ n: 0 }]);
     expect(await queryFile(second.file, 'SELECT weekly_rows::INTEGER AS weekly_rows, weeks_covered::INTEGER AS weeks_covered FROM version_info')).to.deep.equal([{ weekly_rows: 2, weeks_covered: 2 }]);
   });
 
@@ -160,7 +169,7 @@ describe('loading a drop into a version file', () => {
     expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal(labels.slice(2).map((l) => `${l}.duckdb`));
     // Pointing back at the older one, then loading, keeps the new current, the one built before
     // it and the one served until then (web processes may still be reading it): three, over 2.
-    await rollback(dataDir, { previous: true }, '512MB');
+    await rollback(siteOf(dataDir), { previous: true });
     const v4 = await loadVersion('v4');
     expect(v4.removedVersions).to.deep.equal([]);
     expect((await readdir(dataDir)).filter((n) => n.endsWith('.duckdb')).sort()).to.deep.equal([labels[2], labels[3], v4.label].map((l) => `${l}.duckdb`));

@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import { ConnectionPool } from '../../api/connection-pool.ts';
 import { LookupCoalescer } from '../../api/lookup-coalescer.ts';
-import { fetchDocuments, type Found, type LookupRequest } from '../../api/lookup-queries.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from '../../api/lookup-queries.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
@@ -16,6 +16,8 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
   let fixture: DemoFixture;
   let instance: DuckDBInstance;
   let pool: ConnectionPool;
+  /** A one-file version: every partition in the file attached as the main database (named after its label). */
+  let sources: DocumentSources;
 
   before(async () => {
     dir = await makeTempDir('coalesce');
@@ -24,6 +26,7 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
     instance = await openReadOnly(versionFilePath(config.dataDir, label), { memoryLimit: '256MB', threads: 1 });
     pool = await ConnectionPool.create(instance, 2);
+    sources = { core: label, geometry: null, week: () => label, month: () => label };
   });
 
   after(async () => {
@@ -48,7 +51,7 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
 
   it('runs a lone request at once, and the requests that wait meanwhile as one query with the union of keys and columns', async () => {
     let statements = 0;
-    const counted = new LookupCoalescer((work) => pool.use((conn) => { statements++; return work(conn); }), 1, 1000);
+    const counted = new LookupCoalescer((request) => pool.use((conn) => { statements++; return fetchDocuments(conn, request, sources); }), 1, 1000);
     const requests: LookupRequest[] = [
       { placekeys: [keyAt(0), keyAt(1)], core: true, weeks: [] },
       { placekeys: [keyAt(2)], core: false, weeks: ['2022-03-07'] },
@@ -59,12 +62,12 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
     expect(statements).to.equal(2);
     answers.forEach((found, i) => expectAnswers(found, requests[i]!));
     // The same answers one by one, straight from the query.
-    for (const r of requests) expectAnswers(await pool.use((conn) => fetchDocuments(conn, r)), r);
+    for (const r of requests) expectAnswers(await pool.use((conn) => fetchDocuments(conn, r, sources)), r);
   });
 
   it('never binds more than maxKeys keys in one query, and keeps arrival order', async () => {
     const seen: number[][] = [];
-    const counted = new LookupCoalescer((work) => pool.use(work), 1, 5);
+    const counted = new LookupCoalescer((request) => pool.use((conn) => fetchDocuments(conn, request, sources)), 1, 5);
     const requests: LookupRequest[] = [[0], [1, 2, 3], [4, 5], [6], [7, 8, 9, 10, 11, 12]].map((ix) => ({ placekeys: ix.map(keyAt), core: true, weeks: [] }));
     const answers = await Promise.all(requests.map((r, i) => counted.fetch(r).then((f) => { seen.push([i, f.size]); return f; })));
     answers.forEach((found, i) => expectAnswers(found, requests[i]!));

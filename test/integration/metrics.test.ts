@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { CORE_QUERY, postGraphql, type GqlResponse } from '../helpers/graphql-client.ts';
 import { memoryLogger } from '../helpers/memory-log.ts';
@@ -62,7 +62,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
     await send({ query: CORE_QUERY, variables: { placekeys: [BAD_PLACEKEY] } }, { operation: 'batch_lookup', outcome: 'refused', code: 'BAD_PLACEKEY', placekeys: 1, rows: 0, ...v });
     await send({ query: 'query($k: Placekey!) { lookup(placekey: $k) { placekey } }', variables: { k: keys[3] } }, { operation: 'lookup', outcome: 'ok', placekeys: 1, rows: 1, ...v });
     await send({ query: '{ dataset_versions { label } }' }, { operation: 'dataset_versions', outcome: 'ok', rows: 1, ...v });
-    await send({ query: '{ search(filter: { region: "MA" }) { places { results(first: 5) { edges { node { placekey } } } } } }' },
+    await send({ query: '{ search(first: 5, filter: { region: "MA" }) { placekey } }' },
       { operation: 'search', outcome: 'ok', placekeys: 5, rows: 5, ...v });
     await send({ query: '{ batch_lookup(' }, { operation: 'other', outcome: 'refused', code: 'GRAPHQL_PARSE_FAILED', ...v });
     await send({ query: '{ nope }' }, { operation: 'other', outcome: 'refused', code: 'GRAPHQL_VALIDATION_FAILED', ...v });
@@ -138,7 +138,8 @@ describe('metrics and the request log after known traffic (real server, demo ver
       'placedata_placekeys_served_total{operation="export"}': 300,
       'placedata_rate_limited_total{operation="batch_lookup"}': 2,
       [`placedata_version_info{release_month="2022-03",version="${label}"}`]: 1,
-      'placedata_version_lookup_path{path="lookup_file"}': 1,
+      'placedata_version_lookup_path{path="lookup_store"}': 1,
+      placedata_lookup_store_failures: 0,
       'placedata_version_rows{product="core"}': 300,
       'placedata_version_rows{product="weekly"}': fixture.weekly.length,
       placedata_version_weeks: 4,
@@ -177,7 +178,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
     // This load delivered core only: the demo version's four weeks carry forward.
     expect(samplesNamed(samples, 'placedata_version', (k) => k.startsWith('placedata_version_age_seconds'))).to.deep.equal({
       [`placedata_version_info{release_month="2022-04",version="${next}"}`]: 1,
-      'placedata_version_lookup_path{path="lookup_file"}': 1,
+      'placedata_version_lookup_path{path="lookup_store"}': 1,
       'placedata_version_load_rows{kind="duplicates",product="core"}': 0,
       'placedata_version_load_rows{kind="loaded",product="core"}': 1,
       'placedata_version_load_rows{kind="read",product="core"}': 2,

@@ -1,15 +1,14 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { execute, parse, type ExecutionArgs } from 'graphql';
 import { makeCompiledExecute } from '../../api/compiled-execute.ts';
 import { buildSchema } from '../../api/schema.ts';
-import { ServedVersion } from '../../api/served-version.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
+import { openVersion } from '../helpers/open-version.ts';
+import { asOlderRelease } from '../helpers/older-release.ts';
+import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import {
@@ -23,18 +22,6 @@ const [K0, K1, K2, K3] = [KEYS[0]!, KEYS[1]!, KEYS[2]!, KEYS[3]!];
 const UNKNOWN = '222-222@5vg-7gq-tvz';
 const ROWS = MONTHLY_ROWS_1;
 const m = (row: Cell[]) => expectedMonthly(row);
-
-async function alterVersion(file: string, statements: readonly string[]): Promise<void> {
-  const db = await DuckDBInstance.create(file);
-  const conn = await db.connect();
-  try {
-    for (const sql of statements) await conn.run(sql);
-    await conn.run('CHECKPOINT');
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-  }
-}
 
 describe('monthly patterns and geometry: loaded from monthly drops, served by month, by range and under the hosted API\'s names', function () {
   this.timeout(60_000);
@@ -78,17 +65,21 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
     const body = (await postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` })).body;
     // Five monthly rows over four months (2022-02 to 04, 2024-02); geometry for K0, K1 (geometry file) and K2 (core file's columns).
     const facts = { label: first.label, weekly_rows: 0, weeks_covered: 0, first_week: null, last_week: null,
-      monthly_rows: 5, months_covered: 4, first_month: '2022-02-01', last_month: '2024-02-01', geometry_rows: 3, schema_version: 4 };
+      monthly_rows: 5, months_covered: 4, first_month: '2022-02-01', last_month: '2024-02-01', geometry_rows: 3, schema_version: 5 };
     expect(body).to.deep.equal({ data: { dataset_versions: [facts] }, extensions: { row_count: 1, version_date: first.label } });
   });
 
   it('placedata_monthly_patterns(date:) returns the month holding the date, every column, under the hosted API\'s names too', async () => {
     const keys = [K0, K1, K2, K3, UNKNOWN];
+    // On /v1 the hosted names answer the hosted v1 form: maps as { key value } lists (docs/api.md).
+    const pairs = (doc: Record<string, unknown>) => Object.fromEntries(Object.entries(doc).map(([k, v]) =>
+      [k, ['visitor_home_cbgs', 'related_same_month_brand', 'popularity_by_day'].includes(k) ? Object.entries(v as object).map(([key, value]) => ({ key, value })) : v]));
     for (const field of ['placedata_monthly_patterns', 'safegraph_monthly_patterns', 'safegraph_patterns']) {
-      const body = await ask(`${field}(date: "2022-03-31") { ${MONTHLY_FIELDS} }`, keys);
+      const body = await ask(`${field}(date: "2022-03-31") { ${MONTHLY_FIELDS.replace(/(visitor_home_cbgs|related_same_month_brand|popularity_by_day)/g, field.startsWith('safegraph') ? '$1 { key value }' : '$1')} }`, keys);
+      const as = field.startsWith('safegraph') ? pairs : (doc: Record<string, unknown>) => doc;
       expect(body, field).to.deep.equal({
         data: { batch_lookup: [
-          { placekey: K0, [field]: m(ROWS[1]!) }, { placekey: K1, [field]: m(ROWS[2]!) },
+          { placekey: K0, [field]: as(m(ROWS[1]!)) }, { placekey: K1, [field]: as(m(ROWS[2]!)) },
           { placekey: K2, [field]: null }, { placekey: K3, [field]: null }, { placekey: UNKNOWN, [field]: null },
         ] },
         extensions: { row_count: 5, version_date: first.label },
@@ -174,7 +165,7 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
     const schema = buildSchema();
     const paths: string[] = [];
     const compiled = makeCompiledExecute(schema, (reason) => paths.push(reason));
-    const version = await ServedVersion.open(versionFilePath(dataDir, first.label), first.label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    const version = await openVersion(dataDir, first.label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
     try {
       const run = async (q: string) => {
         const args = (): ExecutionArgs => ({ schema, document: parse(q), variableValues: { k: [K0, K1, K2, K3, UNKNOWN, K0] }, contextValue: { lease: { version, release() {} }, maxBatch: 10 } });
@@ -205,7 +196,7 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
     const body = (await postGraphql(server.url, { query: '{ m: __type(name: "MonthlyPatterns") { description fields { name description } } g: __type(name: "Geometry") { description } }' })).body;
     const since = 'Since version-file schema 4 (versions loaded by this service from November 2026 on)';
     expect(body.data.m.description).to.equal(`Visits to a POI in one month (local midnight of the 1st to local midnight of the 1st of the next month). ${since}; null from older versions.`);
-    expect(body.data.g.description).to.equal(`The POI's footprint, from a geometry file or the geometry columns of core files. ${since}; null from older versions.`);
+    expect(body.data.g.description).to.equal(`The POI's footprint, from a geometry file or the geometry columns of core files, with the place fields the hosted geometry product carried (read from core). ${since}; null from older versions.`);
     const related = body.data.m.fields.find((f: { name: string }) => f.name === 'related_same_month_brand');
     expect(related.description).to.equal(`The delivered JSON object (string keys, integer values). ${since}; null when the served version's drop did not deliver the column.`);
   });
@@ -295,9 +286,9 @@ describe('monthly patterns and geometry absent from the served version', functio
       placedata_geometry { placekey } placedata_weekly_patterns(date: "2022-03-07") { raw_visit_counts }`;
     for (const schema of [4, 3]) {
       const config = testConfig(path.join(dir, `data${schema}`));
-      const { label, file } = await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-03', settings: buildSettingsOf(config) });
-      // A schema-3 file is a schema-4 file without what schema 4 added.
-      if (schema === 3) await alterVersion(file, ['DROP TABLE serve_more', 'DROP TABLE monthly_patterns', 'DROP TABLE places_geometry', 'UPDATE version_info SET schema_version = 3']);
+      const { label } = await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-03', settings: buildSettingsOf(config) });
+      // Whole copies as the releases that wrote schema 4 and schema 3 left them (schema 3: without what schema 4 added).
+      await asOlderRelease(config.dataDir, label, schema as 3 | 4);
       const server = await startServer(config, createLogger('silent', 'test'));
       servers.push(server);
       const body = (await postGraphql(server.url, { query: `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey ${selection} } dataset_versions { schema_version servable monthly_rows months_covered first_month last_month geometry_rows } }`, variables: { k: [K0] } })).body;

@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { digestKey } from '../../shared/key-store.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { eventually } from '../helpers/eventually.ts';

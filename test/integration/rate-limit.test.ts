@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { digestKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ServedVersion } from '../../api/served-version.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { openVersion } from '../helpers/open-version.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
@@ -57,11 +58,9 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
     ({ file, label } = await loadDrop({ dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) }));
     await writeFile(path.join(dataDir, 'api-keys.json'), '[]\n');
     digest = await sha256(file);
-    version = await ServedVersion.open(file, label, { memoryLimit: '256MB', threads: 1, connections: 2, coalesceKeys: 1000 });
-    // The web process itself (not SQL) writes the version's lookup file beside it when it opens.
-    await version.lookupFileReady;
+    version = await openVersion(dataDir, label, { memoryLimit: '256MB', threads: 1, connections: 2, coalesceKeys: 1000 });
     listing = (await readdir(dataDir)).sort();
-    expect(listing[0]).to.equal('.lookup');
+    expect(listing).to.include(`${label}.duckdb`);
   });
 
   after(async () => {
@@ -163,7 +162,7 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
     // Outside what read_only and lock_configuration cover: CHECKPOINT and VACUUM are no-ops, temp
     // objects live in the connection's memory, and CALL enable_logging() turns on in-memory logging
     // despite the lock. A separate instance, so the shared one keeps its settings.
-    const other = await ServedVersion.open(file, label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    const other = await openVersion(dataDir, label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
     try {
       const accepted = ['CHECKPOINT', 'VACUUM', 'PRAGMA force_checkpoint', 'CREATE TEMP TABLE t AS SELECT range AS i FROM range(1000)', 'CALL enable_logging()'];
       const outcomes = [];

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { queryFile } from '../helpers/query-file.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop, type LoadResult } from '../../ingest/load-drop.ts';
+import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { EXTRA_COLUMNS, inCatalog } from '../../shared/column-catalog.ts';

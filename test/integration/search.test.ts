@@ -2,17 +2,20 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { writeFullDrop } from '../helpers/full-drop.ts';
-import { postGraphql } from '../helpers/graphql-client.ts';
+import { postGraphql as postAt } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { KEYS } from '../helpers/write-csv.ts';
+
+/** Search's keyset form is /v2/graphql's (the hosted API's v2); /v1's is the offset form (hosted-clients.test.ts). */
+const postGraphql = (url: string, body: unknown, headers: Record<string, string> = {}) => postAt(url, body, headers, '/v2/graphql');
 
 /** The hosted API's v2 search shape, with the filter and the page as variables. */
 const SEARCH = (node: string) => `query($f: SearchFilter, $first: Int, $after: String) {
@@ -40,13 +43,15 @@ describe('search: filters, keyset pages in placekey order, the hosted API\'s v2 
   let dir: string;
   let full: { server: RunningServer; label: string };
   let demo: { server: RunningServer; label: string };
+  let demoRows: Awaited<ReturnType<typeof demoFixture>>;
   // The full drop's three POIs in placekey order: Burger Stop (MA), Corner Market (CT), Quiet Park (NJ).
   const [BURGER, PARK, MARKET] = [KEYS[0]!, KEYS[1]!, KEYS[2]!];
 
   before(async () => {
     dir = await makeTempDir('search');
     full = await serve(path.join(dir, 'full'), [await writeFullDrop(dir)], '2022-04');
-    demo = await serve(path.join(dir, 'demo'), [(await demoFixture(path.join(dir, 'demo-drop'))).dropDir], '2022-03');
+    demoRows = await demoFixture(path.join(dir, 'demo-drop'));
+    demo = await serve(path.join(dir, 'demo'), [demoRows.dropDir], '2022-03');
   });
 
   after(async () => {
@@ -187,6 +192,56 @@ describe('search: filters, keyset pages in placekey order, the hosted API\'s v2 
     const both = await postGraphql(full.server.url, { query: '{ search { places { a: results(first: 600) { edges { cursor } } b: results(first: 401) { edges { cursor } } } } }' });
     expect(both.body.errors).to.deep.equal([{ message: 'the pages of one search may ask for at most 1000 results together; these ask for 1001', locations: [{ line: 1, column: 3 }], path: ['search'], extensions: { code: 'BAD_PAGE_SIZE' } }]);
     expect(full.server.store.current!.queryCount, 'reads of data').to.equal(reads);
+  });
+
+  it('/v2 weekly_patterns: every POI-week of the range for the filter, in placekey then week order, page by page; the same documents as placedata_weekly_patterns', async () => {
+    const query = `query($after: String) { search(filter: { region: "MA" }) { weekly_patterns(start_date: "2022-03-09", end_date: "2022-03-22") {
+      results(first: 40, after: $after) { pageInfo { hasNextPage endCursor } edges { cursor node { placekey date_range_start raw_visit_counts visits_by_day { date visits } } } } } } }`;
+    const ma = new Set(demoRows.core.filter((r) => r['region'] === 'MA').map((r) => r['placekey']));
+    const expected = demoRows.weekly.filter((w) => ma.has(w['placekey']) && ['2022-03-07', '2022-03-14', '2022-03-21'].includes(w['date_range_start']!.slice(0, 10)))
+      .sort((a, b) => (a['placekey']! < b['placekey']! ? -1 : a['placekey']! > b['placekey']! ? 1 : a['date_range_start']! < b['date_range_start']! ? -1 : 1))
+      .map((w) => {
+        const monday = Date.parse(w['date_range_start']!.slice(0, 10));
+        const visits = JSON.parse(w['visits_by_day']!) as number[];
+        return { placekey: w['placekey'], date_range_start: w['date_range_start'], raw_visit_counts: Number(w['raw_visit_counts']),
+          visits_by_day: visits.map((n, i) => ({ date: new Date(monday + i * 86_400_000).toISOString().slice(0, 10), visits: n })) };
+      });
+    expect(expected.length).to.be.above(80);
+    const nodes: unknown[] = [];
+    let after: string | null = '';
+    let pages = 0;
+    while (after !== null) {
+      const res = await postGraphql(demo.server.url, { query, variables: { after } });
+      const { pageInfo, edges } = res.body.data.search.weekly_patterns.results;
+      pages++;
+      expect(res.body.extensions.row_count).to.equal(edges.length);
+      for (const e of edges) expect(e.cursor).to.equal(Buffer.from(`pw1:${e.node.placekey}|${e.node.date_range_start.slice(0, 10)}`).toString('base64url'));
+      nodes.push(...edges.map((e: { node: unknown }) => e.node));
+      after = pageInfo.hasNextPage ? pageInfo.endCursor : null;
+    }
+    expect(pages).to.equal(Math.ceil(expected.length / 40));
+    expect(nodes).to.deep.equal(expected);
+    const bad = await postGraphql(demo.server.url, { query, variables: { after: cursor(BURGER) } });
+    expect(bad.body.errors[0]).to.deep.include({ message: 'Invalid cursor: pass `after` a cursor (endCursor) returned by search\'s weekly_patterns', extensions: { code: 'BAD_CURSOR' } });
+    const long = await postGraphql(demo.server.url, { query: '{ search { weekly_patterns(start_date: "2021-01-01", end_date: "2022-03-22") { results { edges { cursor } } } } }' });
+    expect(long.body.errors[0].extensions.code).to.equal('RANGE_TOO_LONG');
+  });
+
+  it('/v1 search(first:, after:, filter:): the same matches in the same order as entries, by offset; at most 5000 deep', async () => {
+    const v1 = (query: string) => postAt(demo.server.url, { query });
+    const ma = demoRows.core.filter((r) => r['region'] === 'MA').map((r) => r['placekey']!).sort();
+    const pages: string[] = [];
+    for (let after = 0; after <= ma.length; after += 25) {
+      const res = await v1(`{ search(first: 25, after: ${after}, filter: { address: { region: "MA" } }) { placekey placedata_core { region } } }`);
+      expect(res.body.extensions.row_count).to.equal(res.body.data.search.length);
+      pages.push(...res.body.data.search.map((e: { placekey: string; placedata_core: { region: string } }) => (expect(e.placedata_core.region).to.equal('MA'), e.placekey)));
+    }
+    expect(pages).to.deep.equal(ma);
+    const deep = await v1('{ search(after: 5001) { placekey } }');
+    expect(deep.body).to.deep.equal({ errors: [{ message: 'Maximum \'after\' value exceeded (max_offset=5000): page deeper with the cursors of /v2/graphql\'s search', locations: [{ line: 1, column: 3 }], path: ['search'], extensions: { code: 'BAD_OFFSET' } }],
+      data: { search: null }, extensions: { row_count: 0, version_date: demo.label } });
+    expect((await v1('{ search(after: -1) { placekey } }')).body.errors[0].message).to.equal('after must be 0 to 5000; got -1');
+    expect((await v1('{ search(after: 5000, first: 1000) { placekey } }')).body).to.deep.equal({ data: { search: [] }, extensions: { row_count: 0, version_date: demo.label } });
   });
 });
 

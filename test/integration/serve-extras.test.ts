@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { alterPublished } from '../helpers/older-release.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
@@ -37,19 +39,6 @@ const SPEC_ANSWER = [
   },
 ];
 
-/** Runs statements on a version file opened for writing (only to build the test's altered copies). */
-async function alterVersion(file: string, statements: readonly string[]): Promise<void> {
-  const db = await DuckDBInstance.create(file);
-  const conn = await db.connect();
-  try {
-    for (const sql of statements) await conn.run(sql);
-    await conn.run('CHECKPOINT'); // no WAL left beside the file: the API opens it read-only
-  } finally {
-    conn.closeSync();
-    db.closeSync();
-  }
-}
-
 async function readAll(file: string, sql: string): Promise<Record<string, unknown>[]> {
   const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
   const conn = await db.connect();
@@ -81,10 +70,10 @@ describe('the documents of other delivered columns live in serve_extras, read on
     for (const name of ['intact', 'altered', 'dropped'] as const) await load(name, drop);
     // Altered copies prove where each field is read from: changed values in serve_extras show up
     // in the answers, and a version without serve_extras still answers the spec's queries.
-    await alterVersion(versions.altered.file, [
-      `UPDATE serve_extras SET core_x = json_merge_patch(core_x, '{"latitude": 1.5}'), x20220418 = json_merge_patch(x20220418, '{"device_type": {"altered": 1}}') WHERE placekey = '${KEYS[0]}'`,
+    await alterPublished(path.join(dir, 'altered'), versions.altered.label, [
+      `UPDATE serve_extras SET core_x = json_merge_patch(core_x, '{"latitude": 1.5}'), x20220418 = json_merge_patch(x20220418, '{"device_type": {"altered": 1}}') WHERE placekey = ${quoteLiteral(KEYS[0]!)}`,
     ]);
-    await alterVersion(versions.dropped.file, ['DROP TABLE serve_extras']);
+    await alterPublished(path.join(dir, 'dropped'), versions.dropped.label, ['DROP TABLE serve_extras']);
     for (const name of ['intact', 'altered', 'dropped'] as const) await serve(name);
   });
 

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
@@ -76,10 +77,13 @@ describe('status and rollback endpoints: roles, versions, the load queue (real D
         const versions = (await postGraphql(server.url, { query: `{ dataset_versions { ${VERSION_FIELDS} } }` })).body.data.dataset_versions;
         expect(versions.map((v: { label: string; current: boolean }) => [v.label, v.current])).to.deep.equal([[labels[0], false], [labels[1], true]]);
         const res = await getJson(`${server.url}/v1/status`, reader);
+        // Each load delivered the whole drop: each version's own file, nothing inherited.
+        const storage = async (label: string) => ({ bytes: (await stat(path.join(dataDir, `${label}.duckdb`))).size, inherits: [], inherited_bytes: 0 });
+        const withStorage = await Promise.all(versions.map(async (v: { label: string }) => ({ ...v, storage: await storage(v.label) })));
         expect(res).to.deep.equal({
           status: 200,
           body: {
-            caller: { name: 'analyst', role: 'reader' }, current: labels[1], versions,
+            caller: { name: 'analyst', role: 'reader' }, current: labels[1], refused: null, versions: withStorage,
             jobs: {
               queue: queueName, available: true, error: null,
               items: [{

@@ -41,7 +41,7 @@ describe('web pages: served by the web process without a key, with their bundles
 
   it('an unknown asset is a 404 NOT_FOUND; pages not built yet answer 503 NOT_READY saying how to build them', async () => {
     const missing = await fetch(`${server.url}/assets/nope.js`);
-    expect([missing.status, await missing.json()]).to.deep.equal([404, { errors: [{ message: 'Not found: the API is POST /v1/graphql', extensions: { code: 'NOT_FOUND' } }] }]);
+    expect([missing.status, await missing.json()]).to.deep.equal([404, { errors: [{ message: 'Not found: the API is POST /v1/graphql or /v2/graphql', extensions: { code: 'NOT_FOUND' } }] }]);
     const app = express().use(webPages(path.join(dir, 'not-built')));
     const http = app.listen(0, '127.0.0.1');
     await new Promise((r) => http.once('listening', r));

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf } from '../../tools/synthetic-places.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { fuzzServer, newTally, summary, type FuzzRun } from '../helpers/fuzz-check.ts';
 import { CORE_QUERY, postGraphql, weeklyQuery } from '../helpers/graphql-client.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import net from 'node:net';
 import path from 'node:path';
-import { loadDrop } from '../../ingest/load-drop.ts';
+import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import type { Outcome } from '../helpers/load-client.ts';
 import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { spawnApi, spawnEntry, stopProcess, waitForOutput, type Spawned, type SpawnedApi } from '../helpers/processes.ts';
@@ -187,7 +187,7 @@ describe('graceful shutdown', function () {
       workers.push(second);
       await eventually(async () => expect(await job.getState()).to.equal('completed'), 120_000, 200);
       const finished = (await queue.getJob(job.id!))!;
-      const versions = await listVersions(dataDir, '512MB');
+      const { versions } = await listVersions(siteOf(dataDir), '512MB');
       expect(versions.map((v) => [v.label, v.current, v.drop_id])).to.deep.equal([[served.label, false, served.dropId], [finished.returnvalue.label, true, identity.id]]);
       expect(finished.returnvalue.alreadyLoaded).to.equal(false);
       // Started twice (once per worker), stalled once (the lock of the abandoned attempt lapsed),
@@ -197,7 +197,8 @@ describe('graceful shutdown', function () {
       expect(second.output()).to.contain(`"msg":"removed builds left by dead processes"`);
       expect(second.output().match(/"load published"/g)).to.have.length(1);
       // Nothing else in the data folder: no build, no write-ahead log, no spill file in .tmp.
-      expect((await readdir(dataDir, { recursive: true })).sort()).to.deep.equal(['.tmp', ...versions.map((v) => `${v.label}.duckdb`), 'CURRENT'].sort());
+      expect((await readdir(dataDir, { recursive: true })).sort()).to.deep.equal(['.tmp', '.verified', 'CURRENT',
+        ...versions.flatMap((v) => [`${v.label}.duckdb`, `${v.label}.duckdb.facts.json`, `${v.label}.lookup`, path.join('.verified', `${v.label}.json`), path.join('.verified', `${v.label}.lookup.json`)])].sort());
       expect(await stopProcess(second)).to.equal(0);
       console.log(`    first worker: SIGTERM twice mid-load -> exit 1, ${abandoned.length} temp file(s) left; second worker: removed them, took the job over (attempts started 2, stalled 1, failed 0), published ${finished.returnvalue.label} once`);
     } finally {

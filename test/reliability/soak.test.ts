@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
+import { siteOf } from '../helpers/load-drop.ts';
 import { rollback } from '../../shared/rollback.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
@@ -82,7 +83,7 @@ describe(`soak: ${SOAK_SECONDS} s of load (${CLIENTS} clients) against a spawned
           states.push(await publisher.publish(++n));
           flips.push({ t: Date.now() - started, what: `publish v${n}` });
         } else {
-          const { to } = await rollback(dataDir, { previous: true }, '512MB');
+          const { to } = await rollback(siteOf(dataDir), { previous: true });
           states.push(to);
           flips.push({ t: Date.now() - started, what: `rollback to v${publisher.versionOf(to)!.n}` });
         }

@@ -76,7 +76,7 @@ describe(`swap and rollback under load (spawned API, ${CLIENTS} clients, ${PUBLI
         await served(states.at(-1)!, at);
         const kind = ROLLBACK_AFTER.get(n);
         if (!kind) continue;
-        const retained = (JSON.parse((await placedata(['versions', '--json'], { DATA_DIR: dataDir })).stdout) as { label: string }[]).map((v) => v.label);
+        const retained = (JSON.parse((await placedata(['versions', '--json'], { DATA_DIR: dataDir })).stdout) as { versions: { label: string }[] }).versions.map((v) => v.label);
         const target = kind === 'previous' ? retained.at(-2)! : kind === 'oldest retained' ? retained[0]! : retained.at(-3)!;
         const before = Date.now();
         const res = await placedata(['rollback', ...(kind === 'previous' ? ['--previous'] : [target])], { DATA_DIR: dataDir });

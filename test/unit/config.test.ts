@@ -22,10 +22,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ API_MEMORY_LIMIT: 'lots' })).to.throw('API_MEMORY_LIMIT must be a size such as 512MB or 2GB; got "lots"');
   });
 
-  it('reads look-ups from lookup files of the newest 104 weeks by default; LOOKUP_FILES=false and LOOKUP_FILE_WEEKS change that', () => {
-    expect([loadConfig({}).lookupFiles, loadConfig({}).lookupFileWeeks, loadConfig({ LOOKUP_FILES: 'false' }).lookupFiles, loadConfig({ LOOKUP_FILE_WEEKS: '0' }).lookupFileWeeks])
-      .to.deep.equal([true, 104, false, 0]);
-    expect(() => loadConfig({ LOOKUP_FILES: 'no' })).to.throw('LOOKUP_FILES must be true or false; got "no"');
+  it('reads look-ups from the files\' look-up stores by default; LOOKUP_STORES=false turns them off', () => {
+    expect([loadConfig({}).lookupStores, loadConfig({ LOOKUP_STORES: 'false' }).lookupStores])
+      .to.deep.equal([true, false]);
+    expect(() => loadConfig({ LOOKUP_STORES: 'no' })).to.throw('LOOKUP_STORES must be true or false; got "no"');
   });
 
   it('leaves metrics open and the worker\'s metrics server off by default; takes a token and a port', () => {
@@ -46,6 +46,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ VERSION_STORE: 's3://versions', S3_ENDPOINT: 'http://minio:9000', AWS_ACCESS_KEY_ID: 'id', AWS_SECRET_ACCESS_KEY: 'secret' }).versionStore).to.deep.equal({
       kind: 's3', bucket: 'versions', prefix: '', endpoint: 'http://minio:9000', region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
     });
+  });
+
+  it('keeps CORS off, compresses answers of 1024 bytes and more, and keeps 8 MiB of persisted queries by default; each can be set', () => {
+    const d = loadConfig({});
+    expect([d.corsOrigins, d.compression, d.compressionMinBytes, d.persistedQueryCacheBytes]).to.deep.equal([[], true, 1024, 8_388_608]);
+    const c = loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173', COMPRESSION: 'false', COMPRESSION_MIN_BYTES: '0', PERSISTED_QUERY_CACHE_BYTES: '0' });
+    expect([c.corsOrigins, c.compression, c.compressionMinBytes, c.persistedQueryCacheBytes]).to.deep.equal([['https://app.example.com', 'http://localhost:5173'], false, 0, 0]);
+    expect(Object.isFrozen(c.corsOrigins)).to.equal(true);
   });
 
   it('splits development keys and trims them', () => {
@@ -73,6 +81,11 @@ describe('loadConfig', () => {
       [{ VERSION_STORE: 's3://b-1', AWS_ACCESS_KEY_ID: 'id' }, 'AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together'],
       [{ VERSION_STORE: 's3://b-1', S3_FORCE_PATH_STYLE: 'yes' }, 'S3_FORCE_PATH_STYLE must be true or false; got "yes"'],
       [{ REDIS_PREFIX: 'a b' }, 'REDIS_PREFIX must be letters, digits, ".", "_" or "-"; got "a b"'],
+      [{ CORS_ORIGINS: 'https://app.example.com/' }, 'CORS_ORIGINS must be a comma-separated list of origins such as https://app.example.com (scheme, host and port only); got "https://app.example.com/"'],
+      [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS must be a comma-separated list of origins such as https://app.example.com (scheme, host and port only); got "*"'],
+      [{ COMPRESSION: 'gzip' }, 'COMPRESSION must be true or false; got "gzip"'],
+      [{ COMPRESSION_MIN_BYTES: '1k' }, 'COMPRESSION_MIN_BYTES must be an integer from 0 to 1073741824; got "1k"'],
+      [{ PERSISTED_QUERY_CACHE_BYTES: '-5' }, 'PERSISTED_QUERY_CACHE_BYTES must be an integer from 0 to 1073741824; got "-5"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });

@@ -40,6 +40,17 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
       .to.deep.equal({ type: 'query', placekeys: 7 });
   });
 
+  it('/v1\'s early names cost as batch_lookup and lookup; /v1\'s search its own `first`; /v2\'s weekly results the `first` of each page', () => {
+    expect(look('query($p: [Placekey!]) { places(placekeys: $p) { placekey } place(placekey: "a") { placekey } }', { p: ['a', 'b', 'c'] })).to.deep.equal({ type: 'query', placekeys: 4 });
+    expect(look('{ search(first: 500 after: 500 filter: { address: { iso_country_code: "US" } }) { placekey } }')).to.deep.equal({ type: 'query', placekeys: 500 });
+    expect(look('{ search(filter: { brand: "x" }) { safegraph_core { location_name } } }')).to.deep.equal({ type: 'query', placekeys: 20 });
+    expect(look('query($n: Int) { search(first: $n) { placekey } }', { n: 7 })).to.deep.equal({ type: 'query', placekeys: 7 });
+    // On /v1 a `weekly_patterns` inside a search's entries is an entry's range, not a page.
+    expect(look('{ search { weekly_patterns(start_date: "2022-01-01", end_date: "2022-02-01") { raw_visit_counts } } }')).to.deep.equal({ type: 'query', placekeys: 20 });
+    const weekly = 'query($c: String) { search(filter: { naics_code: 722410 }) { weekly_patterns(start_date: "2022-03-20", end_date: "2022-03-21") { results(first: 500, after: $c) { edges { cursor } } } places { results(first: 3) { edges { cursor } } } } }';
+    expect(look(weekly, { c: '' })).to.deep.equal({ type: 'query', placekeys: 503 });
+  });
+
   it('uses a variable\'s default when the variable is not sent', () => {
     const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
     expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });

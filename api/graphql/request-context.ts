@@ -1,0 +1,37 @@
+import type { Found } from '../lookup-queries.ts';
+import type { VersionCatalog } from '../version-catalog.ts';
+import type { Lease } from '../version-store.ts';
+
+/** What each resolver sees of its request. */
+export type RequestContext = {
+  readonly lease: Lease;
+  readonly maxBatch: number;
+  /** The retained versions (`dataset_versions`); absent where a caller runs the schema without the app. */
+  readonly catalog?: VersionCatalog;
+  /** The label of the version served to requests that do not pin one. */
+  readonly currentLabel?: () => string | null;
+  /**
+   * Results counted by the resolvers of root fields that are objects holding lists (`search`: its
+   * edges), by response key, for `extensions.row_count`.
+   */
+  readonly rowsByRootKey?: Map<string, number>;
+  /**
+   * Stored documents the response carries as their stored text (api/http/raw-documents.ts): the
+   * executor adds each and puts the placeholder it returns in the result; absent, documents are
+   * completed field by field.
+   */
+  readonly rawDocuments?: { add(text: string): string };
+};
+
+/** An entry of `batch_lookup` (or a search result): the key as asked, and the documents fetched for the whole request. */
+export interface Entry {
+  readonly placekey: string;
+  readonly canonical: string;
+  readonly found: Found | undefined;
+  readonly latestWeek: string | null;
+  /** The version's newest month (its 1st), what monthly patterns without `date` answer. */
+  readonly latestMonth: string | null;
+}
+
+/** The two public paths: each has its own schema over the same data and resolvers. */
+export type ApiPath = 'v1' | 'v2';

@@ -1,0 +1,138 @@
+import { statSync } from 'node:fs';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { ABSENT_DB, bucketHolds, fingerprint } from '../../shared/lookup-store-absence.ts';
+import { decodeMeta, isStorableKey, META_DB, META_KEY, PLACES_DB, readDocuments, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
+import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
+import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
+
+/** What the build recorded of the store file (BuiltLookupStore): checked at open. */
+export interface ExpectedStore {
+  readonly bytes: number;
+  /** SHA-256 of the file's first HEAD_BYTES (shared/lookup-store-head.ts). */
+  readonly headSha256: string;
+}
+
+/** A found key's documents, in the order of the columns asked for: JSON text, or null where the file holds none. */
+export type StoredDocuments = (string | null)[];
+
+/**
+ * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
+ * the file and every process reading it shares its pages through the page cache. Reads are
+ * synchronous (a B-tree descent in mapped memory, a copy of the record, its checks: microseconds).
+ *
+ * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
+ * asked for and each document its crc (seeded by key and column); a key not found must be proved
+ * absent by the absence index (its fingerprint's bucket found, whole, and without it). Damage
+ * that lmdb itself reports is refused the same way. What no per-read check survives is damage to
+ * lmdb's own structure met by a read (a node's size, a page header: lmdb dies of SIGSEGV or its
+ * own assertion) or a file cut short under the mapping (SIGBUS): a store serves only after
+ * verifyLookupStore's whole-file sha256; open's size and head checks cover what lmdb reads as it
+ * opens.
+ *
+ * lmdb shares one environment per file within a process (a second open of the same file reads
+ * on after the first is closed); one store per file, shared by the versions that hold the file,
+ * is enough.
+ */
+export class LookupStore {
+  readonly file: string;
+  /** The document columns the store holds: `core` (when its file has core), then `w<YYYYMMDD>`. */
+  readonly columns: readonly string[];
+  readonly rows: number;
+  readonly #env: RootDatabase;
+  readonly #places: Database<Buffer, string>;
+  readonly #absent: Database<Buffer, number>;
+  readonly #index: ReadonlyMap<string, number>;
+  readonly #bucketBits: number;
+  #closing: Promise<void> | null = null;
+
+  private constructor(file: string, env: RootDatabase, places: Database<Buffer, string>, absent: Database<Buffer, number>, meta: LookupStoreMeta) {
+    this.file = file;
+    this.columns = meta.columns;
+    this.rows = meta.rows;
+    this.#env = env;
+    this.#places = places;
+    this.#absent = absent;
+    this.#index = new Map(meta.columns.map((c, i) => [c, i]));
+    this.#bucketBits = meta.bucketBits;
+  }
+
+  /**
+   * Opens a store read-only after its cheap checks: the file's size and the digest of its head
+   * against those recorded at build, before lmdb reads it (a truncated file, or a damaged meta
+   * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
+   * the meta record's crc and format, and the counts (checkCounts).
+   * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
+   * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
+   */
+  static open(file: string, expected: ExpectedStore): LookupStore {
+    const bytes = statSync(file).size;
+    if (bytes !== expected.bytes) throw new LookupStoreDamaged(file, `it is ${bytes} bytes, built ${expected.bytes}`);
+    if (storeHeadSha256(file) !== expected.headSha256) throw new LookupStoreDamaged(file, 'its first pages (lmdb\'s meta pages) differ from those built');
+    let env: RootDatabase;
+    try {
+      env = open({ path: file, noSubdir: true, readOnly: true, maxDbs: 3 });
+    } catch (err) {
+      throw new LookupStoreDamaged(file, `lmdb refuses it: ${(err as Error).message}`);
+    }
+    try {
+      const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary' });
+      const absent = env.openDB<Buffer, number>(ABSENT_DB, { encoding: 'binary', keyEncoding: 'uint32' });
+      const meta = decodeMeta(file, env.openDB<Buffer, string>(META_DB, { encoding: 'binary' }).getBinary(META_KEY));
+      checkCounts(file, bytes, places, absent, meta);
+      return new LookupStore(file, env, places, absent, meta);
+    } catch (err) {
+      void env.close();
+      throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(file, `lmdb refuses it: ${(err as Error).message}`);
+    }
+  }
+
+  /**
+   * The documents of `columns` for each key of `placekeys` the store holds, as JSON text (pass it
+   * through or parse it); a key it does not hold has no entry. Every column must be one of the
+   * store's (`columns`): routing a week to the file that holds it is the caller's.
+   * @throws LookupStoreDamaged when any answer cannot be proved; nothing of the look-up is answered then.
+   */
+  lookup(placekeys: readonly string[], columns: readonly string[]): Map<string, StoredDocuments> {
+    if (this.#closing) throw new Error(`look-up store ${this.file} is closed`);
+    const indexes = columns.map((c) => {
+      const i = this.#index.get(c);
+      if (i === undefined) throw new Error(`look-up store ${this.file} has no column ${c}`);
+      return i;
+    });
+    const found = new Map<string, StoredDocuments>();
+    try {
+      for (const key of placekeys) {
+        if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
+        const value = this.#places.getBinaryFast(key);
+        if (value === undefined) this.#proveAbsent(key);
+        else found.set(key, readDocuments(this.file, value, key, this.columns.length, indexes));
+      }
+    } catch (err) {
+      throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(this.file, `lmdb failed a read: ${(err as Error).message}`);
+    }
+    return found;
+  }
+
+  /** A miss is an answer only when the absence index proves it (shared/lookup-store-absence.ts). */
+  #proveAbsent(key: string): void {
+    const [bucket, hash] = fingerprint(key, this.#bucketBits);
+    if (bucketHolds(this.file, bucket, this.#absent.getBinaryFast(bucket), hash)) {
+      throw new LookupStoreDamaged(this.file, `${JSON.stringify(key)} was not found, but its fingerprint is in the store`);
+    }
+  }
+
+  /** Closes the store (lmdb's environment, once no other opener in the process holds it). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#env.close();
+    return this.#closing;
+  }
+}
+
+/** The counts lmdb keeps against the meta record's, and lmdb's last page within the file. */
+function checkCounts(file: string, bytes: number, places: Database<Buffer, string>, absent: Database<Buffer, number>, meta: LookupStoreMeta): void {
+  const stats = places.getStats() as { entryCount: number; pageSize: number; lastPageNumber: number };
+  if (stats.entryCount !== meta.rows) throw new LookupStoreDamaged(file, `it holds ${stats.entryCount} records, its meta record says ${meta.rows}`);
+  if ((stats.lastPageNumber + 1) * stats.pageSize > bytes) throw new LookupStoreDamaged(file, `its last page lies past its ${bytes} bytes`);
+  const buckets = (absent.getStats() as { entryCount: number }).entryCount;
+  if (buckets !== 2 ** meta.bucketBits) throw new LookupStoreDamaged(file, `its absence index has ${buckets} buckets, its meta record says ${2 ** meta.bucketBits}`);
+}

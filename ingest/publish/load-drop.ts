@@ -1,0 +1,177 @@
+import { mkdir, stat } from 'node:fs/promises';
+import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { fileSha256 } from '../../shared/file-sha256.ts';
+import { filesOf } from '../../shared/version-manifest.ts';
+import { makeLabel, assertReleaseMonth } from '../../shared/version-label.ts';
+import type { VersionRecord } from '../../shared/version-record.ts';
+import { TABLES } from '../../shared/version-schema.ts';
+import type { VersionSite } from '../../shared/version-site.ts';
+import { verifyBuiltFile } from '../../shared/verify-built-file.ts';
+import { readVersionInfo } from '../../shared/version-info.ts';
+import { buildVersion, type BuildSettings, type LoadProgress } from '../build-version.ts';
+import { identifyDrop, type DropIdentity } from '../drop-id.ts';
+import { resourceError } from '../load-failure.ts';
+import type { LoadReport } from '../load-report.ts';
+import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../temp-files.ts';
+import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
+import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
+import { readBase } from './read-base.ts';
+import { applyRetention, type RetentionPlan } from './retention.ts';
+
+/** Builds tried before giving up for this attempt (a queued load is retried later). */
+const MAX_REBUILDS = 5;
+
+export interface LoadOptions {
+  readonly inputs: readonly string[];
+  readonly month: string | null;
+  readonly settings: BuildSettings;
+  /** Versions to keep after publishing (default: keep all). */
+  readonly retain?: number;
+  /**
+   * For queued loads: the drop id the job was enqueued with. The load fails if the files changed
+   * since, and if a retained version was already built from this drop it is reported, never
+   * built twice (see findLoaded).
+   */
+  readonly expectedDropId?: string;
+  readonly onProgress?: (progress: LoadProgress) => void;
+  readonly now?: () => Date;
+}
+
+export interface LoadResult {
+  readonly label: string;
+  /** The version's own file on this machine. */
+  readonly file: string;
+  readonly report: LoadReport;
+  readonly dropId: string;
+  /** True when a retained version had already been built from this drop (nothing was built). */
+  readonly alreadyLoaded: boolean;
+  /** The version served when the load ended (with alreadyLoaded, not necessarily this one). */
+  readonly current: string | null;
+  /** Versions retention expired after this publish. */
+  readonly removedVersions: readonly string[];
+  /** Files retention deleted (expired versions' files no retained version inherits from). */
+  readonly removedFiles: readonly string[];
+}
+
+async function reportOf(file: string, memoryLimit: string): Promise<LoadReport> {
+  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
+  try {
+    const conn = await db.connect();
+    try {
+      return JSON.parse(String((await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS r FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['r'])) as LoadReport;
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+}
+
+/** What an already-loaded drop reports: its version, where the pointer is, and the version's report. */
+async function alreadyLoaded(site: VersionSite, drop: DropIdentity, opts: LoadOptions): Promise<LoadResult | null> {
+  const found = await site.lock.using(async () => {
+    await adoptWholeCopies(site, opts.settings.memoryLimit);
+    return findLoaded(site, drop.id);
+  });
+  return found ? reportLoaded(site, drop, found, opts) : null;
+}
+
+async function reportLoaded(site: VersionSite, drop: DropIdentity, found: AlreadyLoaded, opts: LoadOptions): Promise<LoadResult> {
+  const file = await site.cache.ensure(found.label, (await site.store.record(found.label))!.sha256);
+  return { label: found.label, file, report: await reportOf(file, opts.settings.memoryLimit), dropId: drop.id, alreadyLoaded: true, current: found.current, removedVersions: [], removedFiles: [] };
+}
+
+/**
+ * The one load pipeline, on one machine and on many (the site's store, pointer, lock and cache
+ * differ, not the steps): read the pointer (the base) and the base's manifest, build a file
+ * holding what the drop delivered and naming the base's files for the rest, verify and hash it;
+ * then under the publish lock: if the pointer no longer names the base (another load or a
+ * rollback published meanwhile) or the label was taken, drop the build and start again from the
+ * new pointer; else store the file, then its record, stage it on the web processes (many
+ * machines), move the pointer by compare-and-set and apply retention. Until the pointer moves,
+ * nothing served changes; a load killed at any moment leaves at most a build file (removed by the
+ * next load), an unrecorded stored file (removed by retention) or a recorded version the pointer
+ * never named (made current by the job's retry, see findLoaded).
+ */
+export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<LoadResult> {
+  if (opts.month !== null) assertReleaseMonth(opts.month);
+  const progress = opts.onProgress ?? (() => undefined);
+  await mkdir(site.cache.dir, { recursive: true });
+  await cleanStaleBuilds(site.cache.dir, opts.settings.tempDir);
+  const drop = await identifyDrop(opts.inputs, opts.month);
+  if (opts.expectedDropId !== undefined) {
+    if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');
+    const loaded = await alreadyLoaded(site, drop, opts);
+    if (loaded) return loaded;
+  } else {
+    await site.lock.using(() => adoptWholeCopies(site, opts.settings.memoryLimit));
+  }
+  for (let build = 1; build <= MAX_REBUILDS; build++) {
+    const result = await buildAndPublish(opts, site, drop, progress);
+    if (result) return result;
+    progress({ phase: 'stage', percent: 0 }); // the base changed while building: build again from the new one
+  }
+  // Transient (other loads kept publishing first): a queued load is retried with backoff.
+  throw new Error(`the published version changed during each of ${MAX_REBUILDS} builds; will retry`);
+}
+
+/** What the publish step did: published the build, or found this drop published by another attempt. */
+type Published = { readonly kind: 'published'; readonly file: string; readonly retention: RetentionPlan } | { readonly kind: 'twin'; readonly twin: AlreadyLoaded };
+
+/** One build on the current pointer, published if the pointer still names its base; null if not. */
+async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
+  const baseLabel = await site.pointer.read();
+  const base = baseLabel ? await readBase(site, baseLabel, opts.settings.memoryLimit) : null;
+  const builtAt = (opts.now ?? (() => new Date()))();
+  // Labels are unique among every stored file (an expired version's file may still be kept) and increasing.
+  const lastEpoch = (await site.store.files()).reduce((max, v) => Math.max(max, v.builtAtEpoch), 0);
+  const epoch = Math.max(Math.floor(builtAt.getTime() / 1000), lastEpoch + 1);
+  const temp = buildTempPath(site.cache.dir);
+  try {
+    const { label, report, manifest, lookup } = await buildVersion({
+      targetFile: temp, month: opts.month, builtAt, drop, onProgress: progress, base, labelFor: (month) => makeLabel(epoch, month),
+    }, opts.settings);
+    progress({ phase: 'verify', percent: 90 });
+    await verifyBuiltFile(temp, label, opts.settings.memoryLimit);
+    const sha256 = await fileSha256(temp);
+    const record: VersionRecord = {
+      sha256, bytes: (await stat(temp)).size, lookup: { bytes: lookup.bytes, sha256: lookup.sha256, headSha256: lookup.headSha256 },
+      dropId: drop.id, base: baseLabel, files: manifest.files, info: await readVersionInfo(temp, opts.settings.memoryLimit),
+    };
+    progress({ phase: 'publish', percent: 95 });
+    const published = await site.lock.using(async (): Promise<Published | null> => {
+      // Another attempt of the same queued job (its worker's lock lapsed and a second worker took
+      // it) may have published this drop meanwhile: publishing it twice would make two versions of one drop.
+      const twin = opts.expectedDropId === undefined ? null : await findLoaded(site, drop.id);
+      if (twin) return { kind: 'twin', twin };
+      if ((await site.pointer.read()) !== baseLabel) return null;
+      if ((await site.store.files()).some((f) => f.label === label)) return null; // a concurrent load took this label
+      await site.store.putFile(label, temp);
+      await site.store.putFile(label, lookup.file, 'lookup');
+      // The build becomes this machine's copy, with its proof, before any web process can be
+      // told of it (on one machine the stored file is that copy: its build name goes, which
+      // changes the file's identity, so the proof is taken after).
+      const file = await site.cache.adopt(label, temp, sha256);
+      await site.cache.adopt(label, lookup.file, lookup.sha256, 'lookup');
+      await site.store.putRecord(label, record);
+      await site.stage?.(label);
+      // Moved after the check (cannot happen under the lock unless a holder stalled past its lease): not published.
+      if (!(await site.pointer.swap(baseLabel, label))) {
+        await site.store.removeFile(label);
+        return null;
+      }
+      return { kind: 'published', file, retention: opts.retain ? await applyRetention(site, opts.retain, baseLabel) : { expire: [], deleteFiles: [] } };
+    });
+    if (published === null) return null;
+    if (published.kind === 'twin') return reportLoaded(site, drop, published.twin, opts);
+    await site.cache.prune([...filesOf(manifest), ...(base ? filesOf(base.manifest) : [])], site.cacheGraceMs);
+    progress({ phase: 'done', percent: 100 });
+    const { file, retention } = published;
+    return { label, file, report, dropId: drop.id, alreadyLoaded: false, current: label, removedVersions: retention.expire, removedFiles: retention.deleteFiles };
+  } catch (err) {
+    throw resourceError(err, opts.settings) ?? err;
+  } finally {
+    await removeBuildFiles(temp);
+  }
+}

@@ -1,0 +1,221 @@
+import { expect } from 'chai';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { LookupStore } from '../../api/lookup/lookup-store.ts';
+import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
+import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
+import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { fileSha256 } from '../../shared/file-sha256.ts';
+import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
+import { HEAD_BYTES } from '../../shared/lookup-store-head.ts';
+import { generateDrop } from '../../tools/generate-drop.ts';
+import { poiOf } from '../../tools/synthetic-places.ts';
+import { placedata } from '../helpers/placedata-cli.ts';
+import { applyDamage, damageCases, type Damage } from '../helpers/lookup-store-damage.ts';
+import { runDamageCases, type CaseResult } from '../helpers/run-damage-cases.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+
+const SEED = 9;
+
+/** A version's serve_places and the look-up store built from it. */
+interface Fixture {
+  readonly built: BuiltLookupStore;
+  readonly columns: readonly string[];
+  readonly truth: Map<string, (string | null)[]>;
+}
+
+/** Generates a drop, loads it with `placedata load`, builds the store from the version file. */
+async function fixture(dir: string, name: string, pois: number, weeks: number): Promise<Fixture> {
+  const drop = path.join(dir, `${name}-drop`);
+  const data = path.join(dir, `${name}-data`);
+  await generateDrop({ pois, weeks, out: drop, format: 'csv.gz', seed: SEED, firstWeek: '2022-01-03' });
+  const loaded = await placedata(['load', drop, '--month', '2022-01'], { DATA_DIR: data, DUCKDB_MEMORY_LIMIT: '1GB' });
+  expect(loaded.code, loaded.stderr).to.equal(0);
+  const versionFile = path.join(data, (await readdir(data)).find((f) => f.endsWith('.duckdb'))!);
+  const instance = await openReadOnly(versionFile, { memoryLimit: '512MB', threads: 1 });
+  try {
+    const conn = await instance.connect();
+    try {
+      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`));
+      const rows = (await conn.runAndReadAll('SELECT * FROM serve_places')).getRowObjectsJS();
+      const columns = Object.keys(rows[0]!).filter((c) => c !== 'placekey');
+      const truth = new Map(rows.map((r) => [String(r['placekey']), columns.map((c) => (r[c] ?? null) as string | null)]));
+      return { built, columns, truth };
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    instance.closeSync();
+  }
+}
+
+/** Valid Placekeys the version does not hold, and keys before its first and after its last. */
+function unknownKeys(f: Fixture, pois: number): string[] {
+  return ['0', '~', '22p-222@000-000-000', 'zzz-zzz@zzz-zzz-zzz', ...Array.from({ length: 400 }, (_, i) => poiOf(SEED, pois + i).placekey)].filter((k) => !f.truth.has(k));
+}
+
+function open(f: Fixture): LookupStore {
+  return LookupStore.open(f.built.file, f.built);
+}
+
+describe('look-up store (lmdb): one immutable file\'s serving documents, proved on every read', function () {
+  this.timeout(600_000);
+  let dir: string;
+  let narrow: Fixture;
+  let wide: Fixture;
+
+  before(async () => {
+    dir = await makeTempDir('lookup-store');
+    narrow = await fixture(dir, 'narrow', 1200, 3);
+    // Ten weeks make each record larger than lmdb keeps in a leaf: values in overflow pages.
+    wide = await fixture(dir, 'wide', 300, 10);
+  });
+
+  after(async () => {
+    await removeDir(dir);
+  });
+
+  it('holds every key of serve_places with every document, as the version file has them', async () => {
+    for (const f of [narrow, wide]) {
+      const keys = [...f.truth.keys()];
+      expect(f.built.columns).to.deep.equal(f.columns);
+      expect([f.built.rows, f.built.bytes, f.built.sha256]).to.deep.equal([keys.length, (await stat(f.built.file)).size, await fileSha256(f.built.file)]);
+      await verifyLookupStore(f.built.file, f.built);
+      const store = open(f);
+      try {
+        expect([store.columns, store.rows]).to.deep.equal([f.columns, keys.length]);
+        expect(store.lookup(keys, f.columns)).to.deep.equal(f.truth);
+        // Core and one week, and one week alone, in the order asked.
+        const week = f.columns[2]!;
+        const sample = keys.filter((_, i) => i % 7 === 0);
+        expect(store.lookup(sample, [week, 'core'])).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!, f.truth.get(k)![0]!]])));
+        expect(store.lookup(sample, [week])).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!]])));
+      } finally {
+        await store.close();
+      }
+    }
+  });
+
+  it('answers no entry for a key it does not hold, and one entry for a key asked twice', async () => {
+    const store = open(narrow);
+    try {
+      const unknown = [...unknownKeys(narrow, 1200), '', 'é@5vg-7gq-tvz', 'x'.repeat(300)];
+      const known = [...narrow.truth.keys()].slice(0, 30);
+      expect(store.lookup(unknown, narrow.columns)).to.deep.equal(new Map());
+      expect(store.lookup([...known, ...unknown, ...known], ['core'])).to.deep.equal(new Map(known.map((k) => [k, [narrow.truth.get(k)![0]!]])));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses a column it does not hold (routing weeks to files is the caller\'s), and a closed store', async () => {
+    const store = open(narrow);
+    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['w20990105'])).to.throw(`look-up store ${narrow.built.file} has no column w20990105`);
+    await store.close();
+    await store.close();
+    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['core'])).to.throw(`look-up store ${narrow.built.file} is closed`);
+  });
+
+  it('is refused at open when its size or head differs from the build\'s, and by verifyLookupStore when any byte does', async () => {
+    const copy = path.join(dir, 'copy.lmdb');
+    copyFileSync(narrow.built.file, copy);
+    applyDamage(copy, { name: 'one byte past the head', category: '', structural: false, writes: [{ at: HEAD_BYTES + 5, bytes: [1] }] });
+    await expectDamaged(verifyLookupStore(copy, narrow.built), 'copy.lmdb', /^its sha256 is [0-9a-f]{64}, built [0-9a-f]{64}$/);
+    applyDamage(copy, { name: 'one byte of the newest meta page', category: '', structural: true, writes: [{ at: 4096 + 100, bytes: [7] }] });
+    await expectDamaged(Promise.resolve().then(() => LookupStore.open(copy, narrow.built)), 'copy.lmdb', /^its first pages \(lmdb's meta pages\) differ from those built$/);
+    applyDamage(copy, { name: 'cut short', category: '', structural: true, writes: [], truncateTo: narrow.built.bytes - 4096 });
+    await expectDamaged(Promise.resolve().then(() => LookupStore.open(copy, narrow.built)), 'copy.lmdb', new RegExp(`^it is ${narrow.built.bytes - 4096} bytes, built ${narrow.built.bytes}$`));
+    await expectDamaged(verifyLookupStore(copy, narrow.built), 'copy.lmdb', new RegExp(`^it is ${narrow.built.bytes - 4096} bytes, built ${narrow.built.bytes}$`));
+  });
+
+  it('is not built over a file that exists, and a build aborted leaves no file', async () => {
+    const data = path.join(dir, 'narrow-data');
+    const instance = await openReadOnly(path.join(data, (await readdir(data)).find((f) => f.endsWith('.duckdb'))!), { memoryLimit: '256MB', threads: 1 });
+    const conn = await instance.connect();
+    try {
+      const exists = await buildLookupStore(conn, narrow.built.file).then(() => null, (e: Error) => e);
+      expect(exists?.message).to.equal(`${narrow.built.file} exists already`);
+      const aborted = path.join(dir, 'aborted.lmdb');
+      const err = await buildLookupStore(conn, aborted, { signal: AbortSignal.abort() }).then(() => null, (e: Error) => e);
+      expect(err?.name).to.equal('AbortError');
+      expect((await readdir(dir)).filter((f) => f.startsWith('aborted'))).to.deep.equal([]);
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
+  });
+
+  for (const which of ['narrow', 'wide'] as const) {
+    it(`damaged in every part (${which === 'narrow' ? 'records in leaf pages' : 'records in overflow pages'}): every answer right or LOOKUP_STORE_DAMAGED, never another POI's document, never a false null`, async () => {
+      const f = which === 'narrow' ? narrow : wide;
+      const work = path.join(dir, `damage-${which}`);
+      await mkdir(work);
+      // LOOKUP_STORE_DAMAGE_CASES: cases of each kind (default 2); LOOKUP_STORE_DAMAGE_REPORT=1 prints the outcomes by part.
+      const cases = damageCases(readFileSync(f.built.file), 7, Number(process.env['LOOKUP_STORE_DAMAGE_CASES'] ?? 2));
+      // With the open-time check: every damaged file is refused before it serves.
+      for (const [i, damage] of cases.entries()) {
+        const copy = path.join(work, `verify-${i}.lmdb`);
+        copyFileSync(f.built.file, copy);
+        applyDamage(copy, damage);
+        await expectDamaged(verifyLookupStore(copy, f.built), `verify-${i}.lmdb`, /^(its sha256 is|it is \d+ bytes)/);
+      }
+      // Without it: damaged before the open (its cheap checks only), and after it (the per-read checks alone).
+      const run = { store: f.built.file, expected: f.built, columns: f.columns, known: [...f.truth], unknown: unknownKeys(f, which === 'narrow' ? 1200 : 300), cases, workDir: work };
+      const before = await runDamageCases({ ...run, mode: 'before-open' });
+      const after = await runDamageCases({ ...run, mode: 'after-open' });
+      if (process.env['LOOKUP_STORE_DAMAGE_REPORT']) console.log(outcomeTable(cases, before, after));
+      expect(violations(cases, before, 'before-open'), 'damaged before open').to.deep.equal([]);
+      expect(violations(cases, after, 'after-open'), 'damaged after open').to.deep.equal([]);
+      // The cheap checks refuse, at open, all that lmdb reads as it opens: its head and its size.
+      const headOrSize = cases.map((c, i) => [c, before[i]!] as const).filter(([c]) => c.truncateTo !== undefined || c.writes.every((w) => w.at + w.bytes.length <= HEAD_BYTES));
+      expect(headOrSize.filter(([, r]) => !('open' in r) || r.open !== 'refused').map(([c]) => c.name)).to.deep.equal([]);
+      // Enough of each kind ran for the verdicts to mean something.
+      expect(cases.filter((c) => c.mustRefuse).length).to.be.greaterThan(1);
+    });
+  }
+});
+
+async function expectDamaged(promise: Promise<unknown>, name: string, what: RegExp): Promise<void> {
+  const err = await promise.then(() => null, (e: unknown) => e);
+  expect(err).to.be.instanceOf(LookupStoreDamaged);
+  const damaged = err as LookupStoreDamaged;
+  expect(damaged.code).to.equal('LOOKUP_STORE_DAMAGED');
+  const prefix = `look-up store ${name} is damaged: `;
+  expect(damaged.message.startsWith(prefix), damaged.message).to.equal(true);
+  expect(damaged.message.slice(prefix.length)).to.match(what);
+}
+
+/**
+ * What must never happen: a wrong answer (another POI's document, a null where the file has a
+ * document or a key, a key it does not have), an error other than LOOKUP_STORE_DAMAGED, a
+ * damaged document that was not refused, a crash on damage to payload (keys, records,
+ * documents, free pages), or on a file cut short before it was opened (the size check refuses
+ * it). A crash on damage to lmdb's structure, met by a read or by the open, is lmdb's: it trusts
+ * its page and node headers (SIGSEGV, SIGABRT from its assertions or glibc's heap checks; SIGBUS
+ * for a file cut short under its mapping). Only the whole-file sha256 (verifyLookupStore) stands
+ * between that damage and a serving process.
+ */
+function violations(cases: readonly Damage[], results: readonly CaseResult[], mode: string): string[] {
+  return results.flatMap((r, i) => {
+    const name = `${mode} ${cases[i]!.name}`;
+    const damage = cases[i]!;
+    const lmdbMayDie = damage.structural && (damage.truncateTo === undefined || mode === 'after-open');
+    if ('crashed' in r) return lmdbMayDie ? [] : [`${name}: crashed (${r.crashed})`];
+    return [...r.wrong.map((w) => `${name}: ${w}`), ...r.other.map((o) => `${name}: error ${o}`), ...(r.refusedItsKey === false ? [`${name}: its damaged document was answered`] : [])];
+  });
+}
+
+/** Per category: how many cases were right throughout, refused at open, refused some reads, crashed. */
+function outcomeTable(cases: readonly Damage[], before: readonly CaseResult[], after: readonly CaseResult[]): string {
+  const table = new Map<string, Record<string, number>>();
+  for (const [mode, results] of [['before open', before], ['after open', after]] as const) {
+    results.forEach((r, i) => {
+      const row = table.get(`${cases[i]!.category} | ${mode}`) ?? {};
+      const verdict = 'crashed' in r ? `crashed (${r.crashed.split(':')[0]})` : r.wrong.length ? 'WRONG' : r.open === 'refused' ? 'refused at open' : r.refused > 0 ? 'refused reads' : 'all right';
+      row[verdict] = (row[verdict] ?? 0) + 1;
+      table.set(`${cases[i]!.category} | ${mode}`, row);
+    });
+  }
+  return [...table].map(([k, v]) => `${k} | ${Object.entries(v).map(([a, n]) => `${a} ${n}`).join(', ')}`).join('\n');
+}
