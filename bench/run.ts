@@ -12,6 +12,7 @@ import { loadPeer, startPeer } from './peer-postgres.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../shared/open-version-site.ts';
 import { rollback } from '../shared/rollback.ts';
+import { readPointer } from '../shared/pointer.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
 
 const run = promisify(execFile);
@@ -28,7 +29,7 @@ interface Options {
   rejects: { pois: number; bad: number; reps: number };
 }
 
-const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'history', 'rejects'];
+const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -235,7 +236,7 @@ async function main(o: Options): Promise<void> {
     parts_run: { ...((all ? {} : previous['parts_run']) as Record<string, string> | undefined), ...Object.fromEntries(o.parts.map((p) => [p, `${new Date().toISOString()} (commit ${commit})`])) },
   };
   // The default-scale drop and version, for the parts that measure them.
-  const needsMain = ['ingest', 'lookups', 'stores'].some((p) => o.parts.includes(p));
+  const needsMain = ['ingest', 'lookups', 'stores', 'publish'].some((p) => o.parts.includes(p));
   const files = needsMain ? await dataset(o, o.pois, o.weeks) : [];
   const mainData = path.join(o.work, 'data-main');
   // Written after each part, so a part that fails later loses nothing already measured.
@@ -259,6 +260,10 @@ async function main(o: Options): Promise<void> {
   }
   if (o.parts.includes('stores')) {
     results['stores'] = await storesPart(o, mainData);
+    await save();
+  }
+  if (o.parts.includes('publish')) {
+    results['publish'] = await publishPart(o, files, mainData);
     await save();
   }
   if (o.parts.includes('history')) {
@@ -285,6 +290,56 @@ async function storesPart(o: Options, mainData: string): Promise<Record<string, 
   const full = JSON.parse(await readFile(path.join(work, 'results.json'), 'utf8')) as Record<string, unknown>;
   const { measured: _measured, ...summary } = full;
   return summary;
+}
+
+/**
+ * Issue 18's readiness target: two web processes serve the default-scale version; the same drop is
+ * loaded again (a new version, built with its look-up store); from the moment the pointer moves,
+ * how long until each process answers from the new version. Also each process's memory after.
+ */
+async function publishPart(o: Options, files: string[], mainData: string): Promise<Record<string, unknown>> {
+  const ports = [4306, 4307];
+  const apis = [];
+  for (const port of ports) apis.push(await startApi(mainData, port, apiMemoryFor(o, o.pois)));
+  try {
+    const before = await readPointer(mainData);
+    log(`publish: loading the ${o.pois}-POI drop again while ${ports.length} web processes serve ${before}`);
+    const load = timed([process.execPath, 'bin/placedata.js', 'load', ...files, '--month', '2022-01', '--no-progress'], { DATA_DIR: mainData, LOG_LEVEL: 'warn' });
+    let ended = false;
+    void load.then(() => { ended = true; }, () => { ended = true; });
+    let moved: { label: string; at: number } | null = null;
+    const served: (number | null)[] = ports.map(() => null);
+    while (served.some((x) => x === null)) {
+      if (!moved) {
+        const finished = ended; // read before the pointer: a load that ended has moved it, or never will
+        const label = await readPointer(mainData);
+        if (label !== null && label !== before) moved = { label, at: Date.now() };
+        else if (finished) await load.then(() => { throw new Error('the load ended without moving the pointer'); });
+      }
+      if (moved) {
+        for (const [i, port] of ports.entries()) {
+          if (served[i] !== null) continue;
+          const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json() as { version_date: string | null };
+          if (ready.version_date === moved.label) served[i] = Date.now() - moved.at;
+        }
+        if (Date.now() - moved.at > 120_000) throw new Error(`a web process did not serve ${moved.label} within 120 s`);
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const figures = await load;
+    const memory = await Promise.all(apis.map((a) => processMemory(a.child.pid!)));
+    log(`publish: ${moved!.label} served ${served.join(' ms and ')} ms after the pointer moved; load ${figures.seconds} s`);
+    return { pois: o.pois, weeks: o.weeks, label: moved!.label, ready_after_publish_ms: served, load: figures, api_memory: memory, web_processes: ports.length };
+  } finally {
+    for (const a of apis) await stop(a.child);
+  }
+}
+
+/** The publish part's lines: pointer move to serving, on each web process, and their memory. */
+function renderPublish(x: any): string[] {
+  return ['', `## Publish to serving (${x.pois} POIs x ${x.weeks} weeks, ${x.web_processes} web processes; the publish part)`, '',
+    `- The drop loaded again while ${x.web_processes} web processes served (load ${x.load.seconds} s, peak RSS ${x.load.rss_mb} MB): each answered from ${x.label} ${x.ready_after_publish_ms.join(' ms and ')} ms after the pointer moved (target within 5 s).`,
+    `- Each web process's memory after the switch: ${x.api_memory.map((m: any) => `RSS ${m.rss_mb} MB (own ${m.rss_anon_mb} MB)`).join('; ')}, serving ${x.pois} POIs (the look-up store's and version file's pages are the page cache's, shared).`];
 }
 
 /** Bytes under a folder (what its files take on disk, as `du` counts them). */
@@ -374,13 +429,25 @@ async function historyPart(o: Options): Promise<Record<string, unknown>> {
       }
     }
     const rows = await lookups(servers, o.licencePois, o, [100], ['both']);
+    const floorFigures = await floor(port, o);
+    // What the web process holds after serving the whole history's look-ups (its own memory; the
+    // stores' pages are the page cache's, shared by every process on the machine).
+    const rss = await processMemory(api.pid!);
+    log(`floor p50 ${floorFigures.c1.p50_ms} ms; API RSS ${rss.rss_mb} MB (private ${rss.rss_anon_mb} MB)`);
     const rollbacks = [await timedRollback(chain, port, labels.at(-2)!), await timedRollback(chain, port, labels.at(-1)!)];
     log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
-    return { pois: o.licencePois, drops: o.licenceDrops, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, rollback_ms: rollbacks, versions_retained: labels.length };
+    return { pois: o.licencePois, drops: o.licenceDrops, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
   } finally {
     await stop(api);
     if (peer) await stop(peer);
   }
+}
+
+/** A process's resident memory, and the part of it that is its own (anonymous), in MB. */
+async function processMemory(pid: number): Promise<{ rss_mb: number; rss_anon_mb: number }> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+  return { rss_mb: Math.round(kb('VmRSS') / 1024), rss_anon_mb: Math.round(kb('RssAnon') / 1024) };
 }
 
 /** One load for the rejects part: timed as the ingest part times ours, with what its report says. */
@@ -507,6 +574,7 @@ function renderResults(r: Record<string, any>): string {
     for (const s of r.scaling) if (base && s !== base && !s.load_failed) lines.push(`- ${s.pois} POIs x ${s.weeks} weeks vs 100000 x 4: p50 ratio ${ratio(s.p50_ms, base.p50_ms)}${s.load === undefined ? ' (across parts: the look-up part\'s figure)' : ''}`);
   }
   if (r.stores) lines.push(...renderStores(r.stores));
+  if (r.publish) lines.push(...renderPublish(r.publish));
   if (r.history) lines.push(...renderHistory(r.history, ratio));
   lines.push(...rejectsLines(r));
   return lines.join('\n') + '\n';
@@ -548,6 +616,8 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
   if (peer.length === 2) {
     lines.push(`- Against PostGraphile on the same history: p50 ${ratio(ours[0].c1.p50_ms, peer[0].c1.p50_ms)} (oldest week) and ${ratio(ours[1].c1.p50_ms, peer[1].c1.p50_ms)} (newest); c16 throughput ${ratio(ours[0].c16.rps, peer[0].c16.rps)}x and ${ratio(ours[1].c16.rps, peer[1].c16.rps)}x.`);
   }
+  if (h.floor) lines.push(`- The same server's floor \`{ __typename }\`: p50 ${h.floor.c1.p50_ms} ms; the oldest week's p50 is ${ratio(ours[0].c1.p50_ms, h.floor.c1.p50_ms)}x it, the newest's ${ratio(ours[1].c1.p50_ms, h.floor.c1.p50_ms)}x (target within 4x).`);
+  if (h.api_memory) lines.push(`- The web process after these look-ups: RSS ${h.api_memory.rss_mb} MB, of which its own (anonymous) ${h.api_memory.rss_anon_mb} MB, serving ${h.pois} POIs with ${4 * h.drops} weeks (the rest is the page cache's mapped store and file pages, shared by every process on the machine).`);
   lines.push(`- Rollback from the newest version to the one before, then back: served after ${h.rollback_ms.join(' ms and ')} ms (from the rollback's start, as placedata rollback runs it, to the API answering from it; target within 2 s each); ${h.versions_retained} versions retained.`);
   return lines;
 }
@@ -573,7 +643,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, history, rejects (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')

@@ -411,6 +411,14 @@ async function startReading(url: string, pathAndQuery: string, headers: Record<s
   };
 }
 
+/** Where two long texts first differ (a 25 MB export is too long for chai's own diff). */
+function differenceOf(actual: string, expected: string): string {
+  let i = 0;
+  while (i < actual.length && i < expected.length && actual[i] === expected[i]) i++;
+  const line = actual.slice(0, i).split('\n').length;
+  return `${actual.length} characters against ${expected.length}; first difference at character ${i} (line ${line}): ${JSON.stringify(actual.slice(i, i + 120))} where ${JSON.stringify(expected.slice(i, i + 120))} was expected`;
+}
+
 async function until(check: () => boolean | Promise<boolean>, what: string, boundMs = 10_000): Promise<void> {
   const deadline = Date.now() + boundMs;
   while (!(await check())) {
@@ -530,7 +538,8 @@ describe('bulk export: a stream\'s lifetime (20,000 POIs: larger than the socket
     const { label } = await loadDrop({ dataDir, inputs: [drop], month: '2022-02', settings: buildSettingsOf(testConfig(dataDir)) });
     await until(() => server.store.current?.label === label, 'the server serves the new version');
     expect(old.closed).to.equal(false); // retired, but the export still holds it
-    expect((await reading.rest()) === whole).to.equal(true);
+    const body = await reading.rest();
+    expect(body === whole, differenceOf(body, whole)).to.equal(true);
     await until(() => old.closed, 'the old version closes');
   });
 });
