@@ -104,6 +104,10 @@ export async function buildServingTables(conn: DuckDBConnection): Promise<void> 
   // the logical tables are checkpointed compressed first, serve_places uncompressed, then
   // serve_extras compressed again.
   await conn.run('CHECKPOINT');
+  // Rows are written in placekey order (each slice sorted, slices in order) and the look-up
+  // store's build reads them back in that order; without this a parallel insert may write a
+  // sorted slice out of order (seen at 250k POIs on a loaded machine: the store's build refused it).
+  await conn.run('SET preserve_insertion_order = true');
   // A slice's pivot and sort hold a row of documents per key on every thread: with years of
   // weeks (hundreds of document columns) two threads ran out of memory where one did not
   // (20k POIs x 260 weeks at 768MB), so wide builds run on one thread.
