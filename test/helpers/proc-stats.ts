@@ -1,6 +1,8 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
+import { PART_SUFFIX } from '../../shared/version-file-store.ts';
 import { fileNameOf } from '../../shared/version-label.ts';
+import { parseVersionRecord, RECORD_SUFFIX } from '../../shared/version-record.ts';
 
 export interface ProcStats {
   /** Resident set size (VmRSS), in KiB. */
@@ -31,11 +33,14 @@ export async function openFilesUnder(pid: number, dir: string): Promise<string[]
 }
 
 /**
- * What a web process serving `label` from `dataDir` holds open there, sorted: the version file
- * and its lookup file's documents and indexes (the key list and manifest are read and closed).
+ * What a web process serving `label` from `dataDir` holds open there, sorted: the version's own
+ * file and each file it inherits from (attached), each with its look-up store and the store's
+ * lock file (lmdb holds both open). The files come from the version's record in the folder.
  */
 export async function servingFiles(dataDir: string, label: string): Promise<string[]> {
-  const lookup = path.join('.lookup', label);
-  const documents = (await readdir(path.join(dataDir, lookup))).filter((f) => /\.(dat|idx)$/.test(f)).map((f) => path.join(lookup, f));
-  return [fileNameOf(label), ...documents].sort();
+  const recordFile = path.join(dataDir, fileNameOf(label) + RECORD_SUFFIX);
+  const record = parseVersionRecord(JSON.parse(await readFile(recordFile, 'utf8')), 0);
+  if (!record) throw new Error(`${recordFile} is not a version record`);
+  const labels = [label, ...record.files.map((f) => f.label)];
+  return labels.flatMap((l) => [fileNameOf(l), `${l}${PART_SUFFIX.lookup}`, `${l}${PART_SUFFIX.lookup}-lock`]).sort();
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { fuzzServer, newTally, summary, type FuzzRun } from '../helpers/fuzz-check.ts';
@@ -12,7 +13,7 @@ const RUNS = Number(process.env['FUZZ_RUNS'] ?? 20_000);
 const SEED = Number(process.env['FUZZ_SEED'] ?? Date.now() % 2 ** 31);
 
 describe(`fuzzing a spawned API process on the demo version (${RUNS} random requests)`, function () {
-  this.timeout(20 * 60_000);
+  this.timeout(40 * 60_000); // a guard against a hang: 20,000 requests took over 20 min on a machine at load 6-10
   let dir: string;
   let fixture: DemoFixture;
   let api: Spawned;
@@ -28,6 +29,9 @@ describe(`fuzzing a spawned API process on the demo version (${RUNS} random requ
     await waitForOutput(api, '"msg":"listening"');
     const port = /"port":(\d+)/.exec(api.output())![1];
     url = `http://127.0.0.1:${port}`;
+    // It listens before it serves (it answers 503 NOT_READY until its version is open and its
+    // look-up store proved): the fuzzing is of a serving process.
+    await eventually(async () => expect((await fetch(`${url}/readyz`)).status).to.equal(200), 60_000, 50);
   });
   after(async () => {
     if (api && api.child.exitCode === null) {
