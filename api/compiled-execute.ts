@@ -1,7 +1,7 @@
 import {
-  Kind, execute, getArgumentValues, getOperationAST, getVariableValues, isLeafType, isListType, isNonNullType, isObjectType,
+  GraphQLObjectType, GraphQLSchema, Kind, defaultFieldResolver, execute, getArgumentValues, getOperationAST, getVariableValues, isLeafType, isListType, isNonNullType, isObjectType,
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
-  type GraphQLObjectType, type GraphQLOutputType, type GraphQLResolveInfo, type GraphQLSchema, type OperationDefinitionNode,
+  type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLResolveInfo, type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
 import type { RequestContext } from './graphql/request-context.ts';
@@ -9,8 +9,9 @@ import { RAW_DOCUMENT } from './lookup/stored-document.ts';
 
 /**
  * Thrown inside the compiled path for anything it does not reproduce exactly (a field error, a
- * null in a non-null position, a resolver below the root that is not synchronous): the request
- * is then executed again by graphql-js, which produces the error response the spec describes.
+ * null in a non-null position, a resolver below the root that is not synchronous): graphql-js
+ * then completes the request, from the root fields' values already resolved (never reading their
+ * data again), and produces the error response the spec describes.
  */
 const FALLBACK = Symbol('fallback');
 const NO_ARGS = Object.freeze({}) as Record<string, unknown>;
@@ -212,6 +213,7 @@ export function makeCompiledExecute(schema: GraphQLSchema, onGraphqlJs: (reason:
     if (!byName.has(name)) byName.set(name, compile(schema, document, operationName));
     return byName.get(name)!;
   };
+  let replaySchema: GraphQLSchema | null = null;
 
   return async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const plan = args.schema === schema ? planFor(args.document, args.operationName) : null;
@@ -219,17 +221,49 @@ export function makeCompiledExecute(schema: GraphQLSchema, onGraphqlJs: (reason:
       onGraphqlJs('not_compiled');
       return execute(args);
     }
+    const resolved = new Map<string, PromiseSettledResult<unknown>>();
     try {
-      return { data: await run(plan, args) };
+      return { data: await run(plan, args, resolved) };
     } catch {
       // FALLBACK, a resolver's error or a bad argument: graphql-js reports it as the spec says.
       onGraphqlJs('error');
-      return execute(args);
+      // Nothing resolved (variables or arguments refused): graphql-js runs it from the start.
+      if (resolved.size === 0) return execute(args);
+      // The root fields ran: graphql-js completes their settled values (a rejection is that
+      // field's error), so no root field's data is read twice.
+      replaySchema ??= replayOf(schema);
+      return execute({ ...args, schema: replaySchema, rootValue: resolved, fieldResolver: replayResolver(replaySchema) });
     }
   };
 }
 
-async function run(plan: Plan, args: ExecutionArgs): Promise<Record<string, unknown>> {
+/**
+ * The schema with its root fields' resolvers removed, for completing a request whose root fields
+ * have already been resolved: every other type is the schema's own object.
+ */
+function replayOf(schema: GraphQLSchema): GraphQLSchema {
+  const root = schema.getQueryType()!;
+  const config = root.toConfig();
+  const fields: GraphQLFieldConfigMap<unknown, unknown> = {};
+  for (const [name, field] of Object.entries(config.fields)) fields[name] = { ...field, resolve: undefined };
+  const replayRoot = new GraphQLObjectType({ ...config, fields });
+  const schemaConfig = schema.toConfig();
+  return new GraphQLSchema({ ...schemaConfig, query: replayRoot, types: schemaConfig.types.filter((t) => t !== root) });
+}
+
+/** Root fields answer their settled value by response key; every other field as graphql-js would. */
+function replayResolver(replay: GraphQLSchema) {
+  const root = replay.getQueryType()!;
+  return (source: unknown, fieldArgs: Record<string, unknown>, ctx: unknown, info: GraphQLResolveInfo): unknown => {
+    if (info.parentType === root && source instanceof Map) {
+      const settled = (source as Map<string, PromiseSettledResult<unknown>>).get(info.path.key as string);
+      if (settled) return settled.status === 'fulfilled' ? settled.value : Promise.reject(settled.reason);
+    }
+    return defaultFieldResolver(source, fieldArgs, ctx, info);
+  };
+}
+
+async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, PromiseSettledResult<unknown>>): Promise<Record<string, unknown>> {
   const coerced = getVariableValues(args.schema, plan.operation.variableDefinitions ?? [], args.variableValues ?? {});
   if (coerced.errors) fallback();
   const variables = coerced.coerced;
@@ -245,12 +279,21 @@ async function run(plan: Plan, args: ExecutionArgs): Promise<Record<string, unkn
       fieldName: f.name, fieldNodes: f.nodes, returnType: f.def!.type, parentType: plan.root, path: { prev: undefined, key: f.key, typename: plan.root.name },
       schema: args.schema, fragments, rootValue: args.rootValue, operation: plan.operation, variableValues: variables,
     };
-    return f.def!.resolve(args.rootValue, f.argsAt >= 0 ? fieldArgs[f.argsAt]! : NO_ARGS, ctx, info);
+    try {
+      return f.def!.resolve(args.rootValue, f.argsAt >= 0 ? fieldArgs[f.argsAt]! : NO_ARGS, ctx, info);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   });
-  const values = await Promise.all(pending);
+  const settled = await Promise.allSettled(pending);
+  plan.fields.forEach((f, i) => {
+    if (f.typename === null) resolved.set(f.key, settled[i]!);
+  });
   const data: Record<string, unknown> = {};
   plan.fields.forEach((f, i) => {
-    data[f.key] = f.typename ?? f.complete!(values[i], ctx, fieldArgs);
+    const outcome = settled[i]!;
+    if (outcome.status === 'rejected') throw outcome.reason;
+    data[f.key] = f.typename ?? f.complete!(outcome.value, ctx, fieldArgs);
   });
   return data;
 }

@@ -157,6 +157,30 @@ describe('compiled execution answers as graphql-js does', () => {
     expect((await both(q, {}, 'Other')).result).to.deep.equal({ data: { __typename: 'Query' } });
   });
 
+  it('reads a good root field once when another root field of the request errors (graphql-js completes the values already read)', async () => {
+    const q = `query($k: [Placekey!]) {
+      good: batch_lookup(placekeys: $k) { placekey placedata_core { city } }
+      bad: batch_lookup(placekeys: $k) { placekey placedata_weekly_patterns(date: "2022-13-01") { city } } }`;
+    const args = (): ExecutionArgs => ({ schema, document: parse(q), variableValues: { k: keys() }, contextValue: { lease: { version, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
+    const readsOf = async (run: () => Promise<unknown>) => {
+      const before = version.queryCount;
+      const result = JSON.parse(JSON.stringify(await run()));
+      return { result, reads: version.queryCount - before };
+    };
+    const reference = await readsOf(() => Promise.resolve(execute(args())));
+    paths.length = 0;
+    const ours = await readsOf(() => compiled(args()));
+    expect(paths).to.deep.equal(['error']);
+    expect(ours.result).to.deep.equal(reference.result);
+    expect(ours.result.data).to.deep.equal({ good: reference.result.data.good, bad: null });
+    expect(ours.result.data.good.map((e: { placedata_core: { city: string } | null }) => e.placedata_core?.city ?? null))
+      .to.deep.equal(keys().map((k) => fixture.core.find((r) => r['placekey'] === k)?.['city'] ?? null));
+    expect(ours.result.errors).to.deep.equal([{ message: 'date must be a calendar date written YYYY-MM-DD; got "2022-13-01"', locations: [{ line: 3, column: 7 }], path: ['bad'] }]);
+    // The bad date is refused before its field reads anything; the good field reads once.
+    expect(reference.reads).to.equal(1);
+    expect(ours.reads).to.equal(1);
+  });
+
   it('leaves errors, directives and introspection to graphql-js, with the same answers', async () => {
     const cases: [string, Record<string, unknown>, string][] = [
       [`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placedata_weekly_patterns(date: "2022-13-01") { city } } }`, { k: keys() }, 'error'],
