@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import type { TableProduct } from './served-version.ts';
+import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
+import type { TableProduct } from '../lookup/served-version.ts';
 
 /**
  * What a bulk export can pull: a product table, all its delivered columns. A product with a

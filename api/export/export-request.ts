@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import { monthOfDateArg } from '../shared/months.ts';
-import { weekOfDateArg } from '../shared/weeks.ts';
-import { sendError } from './error-body.ts';
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import { monthOfDateArg } from '../../shared/months.ts';
+import { weekOfDateArg } from '../../shared/weeks.ts';
+import { sendError } from '../http/error-body.ts';
 import { EXPORT_PRODUCTS, type ExportFormat, type ExportProduct } from './export-query.ts';
 
 /** A bulk export request, checked: what to pull, in which format. */

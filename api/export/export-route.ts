@@ -1,15 +1,15 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import { sendError } from './error-body.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { sendError } from '../http/error-body.ts';
 import { csvField, EXPORT_PRODUCTS, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
 import { exportRequestOf, type ExportRequest } from './export-request.ts';
 import { streamLines, type StreamResult } from './export-stream.ts';
-import type { KeyRateLimiter } from './key-rate-limiter.ts';
-import { chargeRequests } from './rate-limit.ts';
-import type { ServedVersion } from './served-version.ts';
-import { leaseOf, VERSION_HEADER } from './take-lease.ts';
+import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
+import { chargeRequests } from '../http/rate-limit.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
+import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 
 /** The response header naming the week (its Monday) a weekly export holds. */
 export const WEEK_HEADER = 'x-placedata-week';

@@ -4,8 +4,8 @@ import {
   type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLResolveInfo, type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
-import type { RequestContext } from './graphql/request-context.ts';
-import { RAW_DOCUMENT } from './lookup/stored-document.ts';
+import type { RequestContext } from './request-context.ts';
+import { RAW_DOCUMENT } from '../lookup/stored-document.ts';
 
 /**
  * Thrown inside the compiled path for anything it does not reproduce exactly (a field error, a

@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { MAX_RANGE_MONTHS, monthOfDateArg, monthsOfRange } from '../../shared/months.ts';
 import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../../shared/weeks.ts';
-import type { Row } from '../lookup-queries.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 import { DateTimeScalar } from './date-time-scalar.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 import { CORE_OF_GEOMETRY, productTypes, SINCE_4 } from './product-types.ts';

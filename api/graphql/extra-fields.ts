@@ -2,11 +2,11 @@ import {
   GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
   type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLOutputType,
 } from 'graphql';
-import { EXTRA_COLUMNS, inCatalog, type CatalogProduct, type ColumnKind } from '../shared/column-catalog.ts';
-import { PRODUCTS } from '../shared/version-schema.ts';
-import { KeyValueList, toKeyValues } from './graphql/key-value.ts';
+import { EXTRA_COLUMNS, inCatalog, type CatalogProduct, type ColumnKind } from '../../shared/column-catalog.ts';
+import { PRODUCTS } from '../../shared/version-schema.ts';
+import { KeyValueList, toKeyValues } from './key-value.ts';
 import { JSONScalar } from './json-scalar.ts';
-import type { Row } from './lookup-queries.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 
 /** A brand of a POI: `safegraph_brand_ids` and `brands` as delivered, paired by position. */
 const Brand = new GraphQLObjectType<{ brand_id: string | null; brand_name: string | null }>({

@@ -1,6 +1,6 @@
-import type { Found } from './lookup-queries.ts';
+import type { Found } from '../lookup/lookup-queries.ts';
 import type { LookupPlan } from './plan-lookup.ts';
-import type { ServedVersion } from './served-version.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
 
 /**
  * The documents a plan needs for these (canonical, distinct) Placekeys, in one look-up on the

@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { ErrorCodes, isAppError } from '../shared/errors.ts';
+import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { withCode } from './with-code.ts';
 
 /**

@@ -1,9 +1,9 @@
 import { getArgumentValues, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
-import { monthOfDateArg, monthsOfRange } from '../shared/months.ts';
-import { weekOfDateArg, weeksOfRange } from '../shared/weeks.ts';
+import { monthOfDateArg, monthsOfRange } from '../../shared/months.ts';
+import { weekOfDateArg, weeksOfRange } from '../../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
 import { isExtraField } from './extra-fields.ts';
-import { GEOMETRY_CORE_FIELDS } from './graphql/product-types.ts';
+import { GEOMETRY_CORE_FIELDS } from './product-types.ts';
 
 /** What a request's entries select: core or not, which weeks of patterns (their Mondays), and whether other delivered columns are wanted. */
 export interface LookupPlan {

@@ -2,8 +2,8 @@ import {
   GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
   type GraphQLFieldConfig, type GraphQLFieldConfigMap,
 } from 'graphql';
-import { BrandList, brandsOf, extraFields, type MapStyle } from '../extra-fields.ts';
-import type { Row } from '../lookup-queries.ts';
+import { BrandList, brandsOf, extraFields, type MapStyle } from './extra-fields.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 import { CORE_COLUMNS, WEEKLY_COLUMNS } from '../../shared/version-schema.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 

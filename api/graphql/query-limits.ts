@@ -2,7 +2,7 @@ import {
   GraphQLError, Kind, Lexer, Source, TokenKind, getNullableType, isListType, parse,
   type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
 } from 'graphql';
-import { ErrorCodes } from '../shared/errors.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
 import { withCode } from './with-code.ts';
 
 export interface QueryLimits {

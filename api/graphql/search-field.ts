@@ -2,21 +2,21 @@ import {
   GraphQLBoolean, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString, getArgumentValues,
   type FieldNode, type GraphQLField, type GraphQLFieldConfig, type GraphQLOutputType, type GraphQLResolveInfo,
 } from 'graphql';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { weeksOfRange } from '../shared/weeks.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { weeksOfRange } from '../../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
-import { DateTimeScalar } from './graphql/date-time-scalar.ts';
-import type { Entry, RequestContext } from './graphql/request-context.ts';
-import { decodeWeekCursor, encodeWeekCursor, type WeekPosition } from './graphql/v2/week-cursor.ts';
-import { weeklyPage, WeeklyPatternsRecord } from './graphql/v2/weekly-search.ts';
+import { DateTimeScalar } from './date-time-scalar.ts';
+import type { Entry, RequestContext } from './request-context.ts';
+import { decodeWeekCursor, encodeWeekCursor, type WeekPosition } from './v2/week-cursor.ts';
+import { weeklyPage, WeeklyPatternsRecord } from './v2/weekly-search.ts';
 import { findDocuments } from './find-documents.ts';
 import { isExtraField } from './extra-fields.ts';
-import type { Row } from './lookup-queries.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 import { planEntries, type LookupPlan } from './plan-lookup.ts';
-import { placesPage } from './search/places-page.ts';
-import { decodeCursor, encodeCursor } from './search-cursor.ts';
-import { filterSql, SearchFilterInput, type FilterSql, type SearchFilter } from './search-filter.ts';
-import type { ServedVersion } from './served-version.ts';
+import { placesPage } from '../search/places-page.ts';
+import { decodeCursor, encodeCursor } from '../search/search-cursor.ts';
+import { filterSql, SearchFilterInput, type FilterSql, type SearchFilter } from '../search/search-filter.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
 
 /** Results per page: `first` defaults to the hosted API's documented page and may go up to MAX_PAGE. */
 export const DEFAULT_PAGE = 20;

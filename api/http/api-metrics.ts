@@ -1,10 +1,10 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { metricsText } from '../shared/process-metrics.ts';
-import { parseLabel } from '../shared/version-label.ts';
-import { readLoadFigures, type ProductFigures } from './load-figures.ts';
+import { metricsText } from '../../shared/process-metrics.ts';
+import { parseLabel } from '../../shared/version-label.ts';
+import { readLoadFigures, type ProductFigures } from '../versions/load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
-import type { VersionCatalog } from './version-catalog.ts';
-import type { VersionStore } from './version-store.ts';
+import type { VersionCatalog } from '../versions/version-catalog.ts';
+import type { VersionStore } from '../lookup/version-store.ts';
 
 /** Seconds: look-ups take milliseconds; the top buckets catch exports and stalls. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
-import type { ErrorCode } from '../shared/errors.ts';
-import { negotiateMediaType } from './http/media-type.ts';
+import type { ErrorCode } from '../../shared/errors.ts';
+import { negotiateMediaType } from './media-type.ts';
 
 /**
  * Records the code a response carries (its first error's), for the request log and metrics.

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../../shared/logger.ts';
 
 export interface RateLimitSettings {
   /** Placekeys one key may ask for per window (> 0). */

@@ -1,5 +1,5 @@
-import { activeKeys, digestKey, findDigest, keyFileStamp, readKeyFile, roleOf, type KeyRole } from '../shared/key-store.ts';
-import type { Logger } from '../shared/logger.ts';
+import { activeKeys, digestKey, findDigest, keyFileStamp, readKeyFile, roleOf, type KeyRole } from '../../shared/key-store.ts';
+import type { Logger } from '../../shared/logger.ts';
 
 /** Who an accepted key belongs to: what the handlers after the key check may know of it. */
 export interface KeyIdentity {

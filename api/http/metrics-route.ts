@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
-import { metricsAllowed } from '../shared/metrics-auth.ts';
-import { METRICS_CONTENT_TYPE } from '../shared/process-metrics.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
+import { metricsAllowed } from '../../shared/metrics-auth.ts';
+import { METRICS_CONTENT_TYPE } from '../../shared/process-metrics.ts';
 import type { ApiMetrics } from './api-metrics.ts';
 import { sendError } from './error-body.ts';
 

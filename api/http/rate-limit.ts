@@ -1,9 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import { inspectOperation } from './inspect-operation.ts';
+import { inspectOperation } from '../graphql/inspect-operation.ts';
 import type { KeyRateLimiter, RateDecision } from './key-rate-limiter.ts';
-import { requestParams } from './request-params.ts';
+import { requestParams } from '../graphql/request-params.ts';
 
 /**
  * The IETF RateLimit header fields in their separate-field form (draft-ietf-httpapi-ratelimit-headers-06:

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
-import { inspectRootFields } from './inspect-operation.ts';
-import { requestParams } from './request-params.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
+import { inspectRootFields } from '../graphql/inspect-operation.ts';
+import { requestParams } from '../graphql/request-params.ts';
 
 /**
  * What an API request asked for, as a bounded label: the kind of its root fields (one kind:

@@ -1,9 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../shared/logger.ts';
-import { inspectOperation } from './inspect-operation.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { inspectOperation } from '../graphql/inspect-operation.ts';
 import { operationOf, outcomeOf, type Operation, type Outcome } from './request-kind.ts';
-import { requestParams } from './request-params.ts';
+import { requestParams } from '../graphql/request-params.ts';
 
 /**
  * What the request log line says of one request, and what metrics count. Never the key, the

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
 import type { KeyRing } from './key-ring.ts';
 

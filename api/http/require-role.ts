@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
-import type { KeyRole } from '../shared/key-store.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
+import type { KeyRole } from '../../shared/key-store.ts';
 import { sendError } from './error-body.ts';
 import type { KeyIdentity } from './key-ring.ts';
 

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes, isAppError } from '../shared/errors.ts';
+import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import type { Lease, VersionStore } from './version-store.ts';
+import type { Lease, VersionStore } from '../lookup/version-store.ts';
 
 /** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */
 export const VERSION_HEADER = 'x-placedata-version';

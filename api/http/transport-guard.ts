@@ -1,9 +1,9 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../shared/errors.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import { negotiateMediaType } from './http/media-type.ts';
-import { inspectOperation } from './inspect-operation.ts';
-import { requestParams } from './request-params.ts';
+import { negotiateMediaType } from './media-type.ts';
+import { inspectOperation } from '../graphql/inspect-operation.ts';
+import { requestParams } from '../graphql/request-params.ts';
 
 /** graphql-http's test of a POST's Content-Type: JSON, in UTF-8 (said or assumed). */
 function jsonContent(contentType: string | undefined): boolean {

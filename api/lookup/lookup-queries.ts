@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent } from '../shared/sql.ts';
-import { monthColumn, SERVING, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { quoteIdent } from '../../shared/sql.ts';
+import { monthColumn, SERVING, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;

@@ -1,16 +1,16 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { openReadOnly } from '../shared/duckdb-open.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { quoteIdent } from '../shared/sql.ts';
-import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../shared/version-manifest.ts';
-import { READABLE_SCHEMAS, SERVING, TABLES, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { quoteIdent } from '../../shared/sql.ts';
+import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../../shared/version-manifest.ts';
+import { READABLE_SCHEMAS, SERVING, TABLES, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { LookupCoalescer } from './lookup-coalescer.ts';
 import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
-import type { LookupStore } from './lookup/lookup-store.ts';
-import type { OpenStores } from './lookup/open-stores.ts';
-import { storeDocuments, storesAnswer } from './lookup/store-documents.ts';
-import type { VersionFileSet } from './versions/version-file-set.ts';
+import type { LookupStore } from './lookup-store.ts';
+import type { OpenStores } from './open-stores.ts';
+import { storeDocuments, storesAnswer } from './store-documents.ts';
+import type { VersionFileSet } from '../versions/version-file-set.ts';
 
 /**
  * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,

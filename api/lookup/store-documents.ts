@@ -1,5 +1,5 @@
 import { weekColumn } from '../../shared/version-schema.ts';
-import type { DocumentSources, Found, LookupRequest, Row } from '../lookup-queries.ts';
+import type { DocumentSources, Found, LookupRequest, Row } from './lookup-queries.ts';
 import type { LookupStore } from './lookup-store.ts';
 import { storedDocument } from './stored-document.ts';
 

@@ -1,4 +1,4 @@
-import type { Row } from '../lookup-queries.ts';
+import type { Row } from './lookup-queries.ts';
 
 /** The JSON text a row was read from, on rows made by `storedDocument` (undefined on any other row). */
 export const RAW_DOCUMENT = Symbol('raw document');

@@ -1,9 +1,9 @@
-import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { VersionPointer } from '../shared/version-pointer.ts';
-import { parseLabel } from '../shared/version-label.ts';
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { VersionPointer } from '../../shared/version-pointer.ts';
+import { parseLabel } from '../../shared/version-label.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
-import type { VersionFileSet, VersionFiles } from './versions/version-file-set.ts';
+import type { VersionFileSet, VersionFiles } from '../versions/version-file-set.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
 export interface Lease {

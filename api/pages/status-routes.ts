@@ -1,14 +1,14 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import type { LoadJobReader, LoadJobView } from '../shared/load-job-reader.ts';
-import type { Logger } from '../shared/logger.ts';
-import { parseLabel } from '../shared/version-label.ts';
-import { sendError } from './error-body.ts';
-import type { KeyIdentity, KeyRing } from './key-ring.ts';
-import { requireKey } from './require-key.ts';
-import { requireRole } from './require-role.ts';
-import type { DatasetVersion, VersionCatalog, VersionStorage } from './version-catalog.ts';
-import type { RefusedVersion, VersionStore } from './version-store.ts';
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import type { LoadJobReader, LoadJobView } from '../../shared/load-job-reader.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { parseLabel } from '../../shared/version-label.ts';
+import { sendError } from '../http/error-body.ts';
+import type { KeyIdentity, KeyRing } from '../http/key-ring.ts';
+import { requireKey } from '../http/require-key.ts';
+import { requireRole } from '../http/require-role.ts';
+import type { DatasetVersion, VersionCatalog, VersionStorage } from '../versions/version-catalog.ts';
+import type { RefusedVersion, VersionStore } from '../lookup/version-store.ts';
 
 /** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
 export type RollbackFn = (label: string) => Promise<{ from: string | null; to: string }>;

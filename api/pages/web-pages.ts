@@ -2,11 +2,11 @@ import express, { type Request, type Response } from 'express';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { ErrorCodes } from '../shared/errors.ts';
-import { sendError } from './error-body.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
+import { sendError } from '../http/error-body.ts';
 
 /** Where `npm run build:web` (scripts/build-web.mjs) writes the pages and their bundles. */
-export const WEB_DIST = fileURLToPath(new URL('../web-dist/', import.meta.url));
+export const WEB_DIST = fileURLToPath(new URL('../../web-dist/', import.meta.url));
 
 /** The pages hold no data: they ask for a key and call the API with it, so they are served without one. */
 const PAGES: Readonly<Record<string, string>> = { '/': 'index.html', '/status': 'status.html' };

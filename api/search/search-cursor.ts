@@ -1,5 +1,5 @@
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { isValidPlacekey } from '../shared/placekey.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { isValidPlacekey } from '../../shared/placekey.ts';
 
 /** Cursors name a position in placekey order; the prefix lets a later layout of cursors be told apart. */
 const PREFIX = 'pk1:';

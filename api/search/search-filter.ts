@@ -1,5 +1,5 @@
 import { GraphQLFloat, GraphQLInputObjectType, GraphQLInt, GraphQLNonNull, GraphQLString } from 'graphql';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /** A circle on the ground: the POIs whose `latitude`/`longitude` lie within `radius_meters` of the point. */
 export interface Near {

@@ -1,9 +1,9 @@
 import { access } from 'node:fs/promises';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import type { VersionFileStore } from '../shared/version-file-store.ts';
-import { versionFilePath } from '../shared/version-files.ts';
-import { readVersionInfo, type VersionInfo } from '../shared/version-info.ts';
-import { READABLE_SCHEMAS } from '../shared/version-schema.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { VersionFileStore } from '../../shared/version-file-store.ts';
+import { versionFilePath } from '../../shared/version-files.ts';
+import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
+import { READABLE_SCHEMAS } from '../../shared/version-schema.ts';
 
 /**
  * What `dataset_versions` says of one retained version file. With a version store, the facts

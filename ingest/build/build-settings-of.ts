@@ -1,4 +1,4 @@
-import type { Config } from '../shared/config.ts';
+import type { Config } from '../../shared/config.ts';
 import type { BuildSettings } from './build-version.ts';
 
 /** A load's DuckDB settings from the configuration: the worker, the CLI and the profiling tool load alike. */

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteLiteral } from '../shared/sql.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 
 /**
  * Confines a load's DuckDB instance before it reads anything from the drop: from then on SQL can

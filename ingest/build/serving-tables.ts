@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
-import { CORE_COLUMNS, monthColumn, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn, weekExtrasColumn } from '../shared/version-schema.ts';
+import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
+import { CORE_COLUMNS, monthColumn, SERVING, TABLES, WEEKLY_COLUMNS, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
 
 const ROWS_PER_SLICE = 400_000;
 /** Slices of the extras table are smaller: its week documents are several times the spec's. */

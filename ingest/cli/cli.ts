@@ -3,27 +3,27 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../shared/config.ts';
-import { AppError, ErrorCodes, isAppError } from '../shared/errors.ts';
-import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../shared/key-store.ts';
-import { assertReleaseMonth } from '../shared/version-label.ts';
+import { loadConfig, type Config } from '../../shared/config.ts';
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../../shared/key-store.ts';
+import { assertReleaseMonth } from '../../shared/version-label.ts';
 import { progressReporter, type ProgressMode } from './cli-progress.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
-import { formatReport, type LoadReport } from './load-report.ts';
-import { loadDrop, type LoadResult } from './publish/load-drop.ts';
-import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
+import { formatReport, type LoadReport } from '../drop/load-report.ts';
+import { loadDrop, type LoadResult } from '../publish/load-drop.ts';
+import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
 import { listVersions } from './list-versions.ts';
-import { buildSettingsOf } from './build-settings-of.ts';
-import type { LoadProgress } from './build-version.ts';
-import { rollback } from '../shared/rollback.ts';
-import { openVersionSite } from '../shared/open-version-site.ts';
-import type { VersionSite } from '../shared/version-site.ts';
-import { createLogger } from '../shared/logger.ts';
-import { identifyDrop } from './drop-id.ts';
-import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from './load-queue.ts';
-import { redisConnection } from '../shared/redis-connection.ts';
-import { waitForJob } from './wait-for-job.ts';
-import { InboxScanner } from './inbox-watch.ts';
+import { buildSettingsOf } from '../build/build-settings-of.ts';
+import type { LoadProgress } from '../build/build-version.ts';
+import { rollback } from '../../shared/rollback.ts';
+import { openVersionSite } from '../../shared/open-version-site.ts';
+import type { VersionSite } from '../../shared/version-site.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { identifyDrop } from '../drop/drop-id.ts';
+import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from '../queue/load-queue.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
+import { waitForJob } from '../queue/wait-for-job.ts';
+import { InboxScanner } from '../queue/inbox-watch.ts';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { once } from 'node:events';
@@ -46,7 +46,7 @@ interface Io {
   readonly tty: boolean;
 }
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** Runs `work` with the configured site (one machine's DATA_DIR, or the shared store and Redis pointer), closing it after. */
 async function withSite<T>(config: Config, work: (site: VersionSite) => Promise<T>): Promise<T> {

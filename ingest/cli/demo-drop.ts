@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { geoToWhere } from '../shared/placekey.ts';
+import { geoToWhere } from '../../shared/placekey.ts';
 
 /**
  * The bundled demo drop: a few hundred POIs in seven US cities (six UTC offsets, one DST change

@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
-import { readVersionInfo, type VersionInfo } from '../shared/version-info.ts';
-import { versionFilePath } from '../shared/version-files.ts';
-import type { VersionSite } from '../shared/version-site.ts';
+import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
+import { versionFilePath } from '../../shared/version-files.ts';
+import type { VersionSite } from '../../shared/version-site.ts';
 
 export interface VersionSummary extends Partial<VersionInfo> {
   readonly label: string;

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { createGunzip } from 'node:zlib';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /** How a CSV part is written: read from its own header line, so each part of a product may differ. */
 export interface CsvDialect {

@@ -1,8 +1,8 @@
 import { glob, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { quoteLiteral } from '../shared/sql.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { convertToUtf8 } from './convert-text.ts';
 import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
 import type { DropFileDigest } from './drop-id.ts';

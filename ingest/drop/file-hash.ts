@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { disappeared } from './load-failure.ts';
 import { TextEncodingScan, type TextEncoding } from './text-encoding.ts';
 

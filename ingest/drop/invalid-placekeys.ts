@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { isValidPlacekey } from '../shared/placekey.ts';
+import { isValidPlacekey } from '../../shared/placekey.ts';
 
 /** The temp table of distinct staged Placekeys that break the rules (usually few or none). */
 export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /** Lines of DuckDB's CSV errors that say why a file cannot be read (the rest is advice and settings). */
 const REASON_RE = /^(Expected Number of Columns.*|Maximum line size.*|It was not possible to automatically detect.*|Invalid unicode.*|Value with unterminated quote.*)$/m;

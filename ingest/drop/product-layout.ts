@@ -1,5 +1,5 @@
-import { belongsTo, EXTRA_COLUMNS, extraKind, type ColumnKind } from '../shared/column-catalog.ts';
-import { PRODUCTS, type ColumnSpec } from '../shared/version-schema.ts';
+import { belongsTo, EXTRA_COLUMNS, extraKind, type ColumnKind } from '../../shared/column-catalog.ts';
+import { PRODUCTS, type ColumnSpec } from '../../shared/version-schema.ts';
 import { GEOMETRY_SIGNATURE, type DropFile } from './drop-files.ts';
 import type { Product } from './load-report.ts';
 

@@ -1,6 +1,6 @@
 import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
-import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../shared/column-catalog.ts';
-import { quoteIdent } from '../shared/sql.ts';
+import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../../shared/column-catalog.ts';
+import { quoteIdent } from '../../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
 import { dropRejectTables, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
 import { readFailure } from './load-failure.ts';

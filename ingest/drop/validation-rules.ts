@@ -1,5 +1,5 @@
-import { quoteIdent } from '../shared/sql.ts';
-import { RANGE_TIMESTAMP_PATTERN } from '../shared/weeks.ts';
+import { quoteIdent } from '../../shared/sql.ts';
+import { RANGE_TIMESTAMP_PATTERN } from '../../shared/weeks.ts';
 
 /**
  * Row rules. Each names the first reason a row is unusable; a row with no reason is loaded. The

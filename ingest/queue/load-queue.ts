@@ -1,5 +1,5 @@
 import { Queue, type ConnectionOptions, type Job } from 'bullmq';
-import type { DropFileDigest } from './drop-id.ts';
+import type { DropFileDigest } from '../drop/drop-id.ts';
 
 /**
  * What a load job carries: where the drop is and what it must contain. Never a secret: job data

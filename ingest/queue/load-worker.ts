@@ -1,10 +1,10 @@
 import { UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
-import { isAppError, ErrorCodes } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import type { BuildSettings, LoadProgress } from './build-version.ts';
-import { formatReport, type LoadReport } from './load-report.ts';
-import { loadDrop } from './publish/load-drop.ts';
-import type { VersionSite } from '../shared/version-site.ts';
+import { isAppError, ErrorCodes } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { BuildSettings, LoadProgress } from '../build/build-version.ts';
+import { formatReport, type LoadReport } from '../drop/load-report.ts';
+import { loadDrop } from '../publish/load-drop.ts';
+import type { VersionSite } from '../../shared/version-site.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 

@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Logger } from '../shared/logger.ts';
-import { metricsAllowed } from '../shared/metrics-auth.ts';
-import { METRICS_CONTENT_TYPE } from '../shared/process-metrics.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { metricsAllowed } from '../../shared/metrics-auth.ts';
+import { METRICS_CONTENT_TYPE } from '../../shared/process-metrics.ts';
 
 export interface MetricsServer {
   readonly port: number;

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { metricsText } from '../shared/process-metrics.ts';
-import type { LoadReport } from './load-report.ts';
+import { metricsText } from '../../shared/process-metrics.ts';
+import type { LoadReport } from '../drop/load-report.ts';
 
 /** How a job attempt ended: published, found already published, failed for good, or failed to be retried. */
 export type JobOutcome = 'completed' | 'already_loaded' | 'failed' | 'retry';

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { execute, parse, type ExecutionArgs } from 'graphql';
-import { makeCompiledExecute } from '../../api/compiled-execute.ts';
-import { buildSchema } from '../../api/schema.ts';
+import { makeCompiledExecute } from '../../api/graphql/compiled-execute.ts';
+import { buildSchema } from '../../api/graphql/schema.ts';
 import { buildV2Schema } from '../../api/graphql/v2/schema.ts';
-import type { ServedVersion } from '../../api/served-version.ts';
-import { VersionCatalog } from '../../api/version-catalog.ts';
+import type { ServedVersion } from '../../api/lookup/served-version.ts';
+import { VersionCatalog } from '../../api/versions/version-catalog.ts';
 import { openVersion } from '../helpers/open-version.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { DirectoryVersionStore } from '../../shared/directory-version-store.ts';

@@ -5,7 +5,7 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../helpers/load-drop.ts';
-import type { LoadReport } from '../../ingest/load-report.ts';
+import type { LoadReport } from '../../ingest/drop/load-report.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { dropCaseArb, encodePart, expectedOf, partName, partText, reportedEncoding, type DropCase, type ExpectedReject, type ExpectedRow } from '../helpers/hostile-drop.ts';
