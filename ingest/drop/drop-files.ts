@@ -13,7 +13,7 @@ export type FileFormat = 'csv' | 'parquet';
 /**
  * What a file carries: one product, or core with patterns (`combined`: core + weekly, as shop
  * exports deliver them; `core+monthly`: core + monthly). Geometry columns inside a core file
- * feed the geometry product too (ingest/product-layout.ts); a `geometry` file carries only it.
+ * feed the geometry product too (ingest/drop/product-layout.ts); a `geometry` file carries only it.
  */
 export type FileProducts = 'core' | 'weekly' | 'combined' | 'monthly' | 'core+monthly' | 'geometry';
 
@@ -100,7 +100,7 @@ const NEWLINE_SQL: Readonly<Record<CsvDialect['newline'], string>> = { '\n': "'\
  * named by position (`c0`...), and rows the reader cannot split (too many or too few fields, a
  * stray or unterminated quote, bytes that are not UTF-8, a line over the limit) go to `rejects`
  * instead of failing the read. `parallel: false` reads a CSV file on one thread (where the
- * parallel reader misreads quotes: ingest/reader-rejects.ts `quotesMisread`).
+ * parallel reader misreads quotes: ingest/drop/reader-rejects.ts `quotesMisread`).
  */
 export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables, parallel = true): string {
   const source = `filename = ${quoteLiteral(sourceColumn)}`;

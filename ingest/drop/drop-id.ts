@@ -10,7 +10,7 @@ export interface DropFileDigest {
   readonly path: string;
   readonly bytes: number;
   readonly sha256: string;
-  /** A CSV file's text encoding (ingest/text-encoding.ts); null for Parquet. */
+  /** A CSV file's text encoding (ingest/drop/text-encoding.ts); null for Parquet. */
   readonly encoding: TextEncoding | null;
 }
 

@@ -38,7 +38,7 @@ export interface FileFacts {
  * SHA-256 of a file, streamed (drops can be many GB). A gzipped file is also inflated to its end
  * in the same pass, checking its length and CRC: DuckDB reads a gzip file cut short at a block
  * boundary as a shorter file without a word, which would publish part of a drop. With `text`, the
- * same pass classifies the (inflated) bytes' encoding (ingest/text-encoding.ts).
+ * same pass classifies the (inflated) bytes' encoding (ingest/drop/text-encoding.ts).
  * @throws AppError BAD_DROP when a gzip file is truncated or corrupt, or the file is gone.
  */
 export async function fileFacts(file: string, text: boolean): Promise<FileFacts> {

@@ -49,7 +49,7 @@ export interface LoadReport {
   }[];
   /** Columns a part lacks, or has alone, against the other parts of its product (read by name all the same). */
   column_differences: string[];
-  /** Every line the reader rejected, up to 1000 (ingest/reader-rejects.ts); `rejected_lines_total` counts them all. */
+  /** Every line the reader rejected, up to 1000 (ingest/drop/reader-rejects.ts); `rejected_lines_total` counts them all. */
   rejected_lines: RejectedLine[];
   rejected_lines_total: number;
   products: Partial<Record<Product, ProductReport>>;

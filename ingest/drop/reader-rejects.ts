@@ -70,7 +70,7 @@ export async function keepOpenQuotesAtEnd(conn: DuckDBConnection, product: Produ
   for (const { file, index } of read) {
     const offset = await openQuoteAtEnd(file.readPath, file.dialect!.delimiter);
     if (offset === null) continue;
-    // DuckDB's offset of a record is its first byte or the one after (ingest/record-spans.ts).
+    // DuckDB's offset of a record is its first byte or the one after (ingest/drop/record-spans.ts).
     await conn.run(`INSERT INTO ${READER_REJECTS} SELECT $product, $index, $offset, NULL, 'UNQUOTED VALUE', 'Value with unterminated quote found at the end of the file'
       WHERE NOT EXISTS (SELECT 1 FROM ${READER_REJECTS} WHERE product = $product AND file_idx = $index AND byte_pos IN ($offset, $offset + 1))`,
     { product, index, offset }, { product: VARCHAR, index: INTEGER, offset: BIGINT });

@@ -168,7 +168,7 @@ export async function recordSpans(file: string, records: readonly RejectedRecord
 /**
  * The offset of a record still inside a quoted value where the file ends (a quote never closed),
  * or null: DuckDB's single-threaded reader (used where its parallel reader misreads quotes, see
- * ingest/reader-rejects.ts) drops such a last record without reporting it. Follows every record
+ * ingest/drop/reader-rejects.ts) drops such a last record without reporting it. Follows every record
  * of the file (RecordEnd), for the report only.
  */
 export async function openQuoteAtEnd(file: string, delimiter: string): Promise<number | null> {

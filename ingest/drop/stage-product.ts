@@ -101,7 +101,7 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
 
 /**
  * Runs one read of a group of files into `table`. A CSV read that DuckDB's parallel reader
- * misread (a record with two quoting errors, ingest/reader-rejects.ts `quotesMisread`) is undone
+ * misread (a record with two quoting errors, ingest/drop/reader-rejects.ts `quotesMisread`) is undone
  * (its rows deleted: they are the table's last, so the files' order and each file's rows staying
  * together are kept) and run again on one thread, whose only known slip (a quote open at the end
  * of a file) is then made good.

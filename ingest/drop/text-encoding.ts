@@ -13,7 +13,7 @@ import { isAscii, isUtf8 } from 'node:buffer';
  */
 export type TextEncoding = 'utf-8' | 'utf-8-damaged' | 'windows-1252' | 'utf-16le' | 'utf-16be';
 
-/** The encodings converted to UTF-8 before reading (ingest/convert-text.ts), with their WHATWG labels. */
+/** The encodings converted to UTF-8 before reading (ingest/drop/convert-text.ts), with their WHATWG labels. */
 export const DECODER_LABEL: Readonly<Record<Exclude<TextEncoding, 'utf-8' | 'utf-8-damaged'>, string>> = {
   'windows-1252': 'windows-1252', 'utf-16le': 'utf-16le', 'utf-16be': 'utf-16be',
 };

@@ -49,7 +49,7 @@ export type RejectReason = keyof typeof REJECT_REASONS;
 /*
  * The rules run in two steps. While a file is read (over its delivered text), every rule but the
  * Placekey's validity, which needs the set of invalid keys found once all files are staged
- * (ingest/invalid-placekeys.ts); `placekeyReasonUpdateSql` (in invalid-placekeys.ts) then puts the Placekey rules first.
+ * (ingest/drop/invalid-placekeys.ts); `placekeyReasonUpdateSql` (in invalid-placekeys.ts) then puts the Placekey rules first.
  * Counts and visits_by_day may be absent (a file that cuts the product to a few columns, such as
  * a shop export with only raw_visitor_count): they are checked when present, and must agree when
  * both are there. A row needs a valid Placekey and a valid week to be usable.

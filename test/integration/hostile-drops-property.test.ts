@@ -49,7 +49,7 @@ async function writeDrop(c: DropCase, drop: string) {
   return { rejects, rows: rows.sort(byKey), files };
 }
 
-/** The refusal the load must give when too few rows are usable (ingest/build-version.ts), or null. */
+/** The refusal the load must give when too few rows are usable (ingest/build/build-version.ts), or null. */
 function expectedRefusal(read: number, rejected: number, maxShare: number): string | null {
   if (read - rejected === 0) return `no usable core row in the drop (${read} read, ${rejected} rejected)`;
   const share = rejected / read;
