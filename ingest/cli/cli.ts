@@ -22,7 +22,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { identifyDrop } from '../drop/drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from '../queue/load-queue.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { waitForJob } from '../queue/wait-for-job.ts';
+import { waitForJob } from './wait-for-job.ts';
 import { InboxScanner } from '../queue/inbox-watch.ts';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';

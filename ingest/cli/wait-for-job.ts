@@ -1,6 +1,6 @@
 import { QueueEvents, type ConnectionOptions, type Queue } from 'bullmq';
-import type { Progress } from '../cli/cli-progress.ts';
-import type { LoadJobData, LoadJobResult } from './load-queue.ts';
+import type { Progress } from './cli-progress.ts';
+import type { LoadJobData, LoadJobResult } from '../queue/load-queue.ts';
 
 export type JobOutcome = { state: 'completed'; result: LoadJobResult } | { state: 'failed'; reason: string };
 
