@@ -1,4 +1,4 @@
-import type { BuildSettings } from './build-version.ts';
+import type { BuildSettings } from './build-settings.ts';
 
 /**
  * The DuckDB settings of a load's own instance. Besides the operator's memory limit, threads and

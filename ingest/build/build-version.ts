@@ -21,13 +21,9 @@ import { inheritFrom, type BaseVersion } from './inherit-partitions.ts';
 import { writeManifest } from './write-manifest.ts';
 import { buildLookupStore, type BuiltLookupStore } from './build-lookup-store.ts';
 import { lookupStorePath } from '../../shared/version-files.ts';
+import type { BuildSettings } from './build-settings.ts';
 
-export interface BuildSettings {
-  readonly memoryLimit: string;
-  readonly threads: number | null;
-  readonly tempDir: string;
-  readonly maxRejectShare: number;
-}
+export type { BuildSettings } from './build-settings.ts';
 
 /** Where a load is: its phase and a rough overall percentage. */
 export interface LoadProgress {
