@@ -115,6 +115,7 @@ export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCoun
 /** DuckDB's names for Parquet columns whose name is empty (a pandas index, an Excel row number). */
 const UNNAMED_RE = /^column\d+$/;
 /** Characters a column name may not hold: they cannot be told apart in reports and messages. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
 /** Column names as delivered -> the product-facing key (trimmed, lower-cased) and the reader's column. */
