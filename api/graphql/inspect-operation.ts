@@ -1,7 +1,8 @@
 import {
-  Kind, parse,
+  Kind,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
 } from 'graphql';
+import { documentsFor } from './document-cache.ts';
 import type { GraphqlParams } from './request-params.ts';
 
 /** What the rate limiter and the transport checks need to know of a request, before GraphQL runs. */
@@ -147,30 +148,17 @@ function planOf(document: DocumentNode): Map<string, Plan> {
   return plans;
 }
 
-/** Documents up to this size are cached by their text: clients send the same query with new variables. */
-const CACHEABLE_CHARS = 8192;
-const CACHE_ENTRIES = 1000;
-const plans = new Map<string, Map<string, Plan> | null>();
-
-function plansFor(query: string, maxTokens: number): Map<string, Plan> | null {
-  const cached = plans.get(query);
-  if (cached !== undefined) return cached;
-  let result: Map<string, Plan> | null;
-  try {
-    result = planOf(parse(query, { noLocation: true, maxTokens }));
-  } catch {
-    result = null; // GraphQL refuses it with its own code later; here it only needs a shape.
-  }
-  if (query.length <= CACHEABLE_CHARS) {
-    if (plans.size >= CACHE_ENTRIES) plans.clear();
-    plans.set(query, result);
-  }
-  return result;
-}
+/** The facts of each document's operations, derived once per document (the document cache keeps documents by text). */
+const facts = new WeakMap<DocumentNode, Map<string, Plan>>();
 
 function planFor(params: GraphqlParams, maxTokens: number): Plan | undefined {
   if (typeof params.query !== 'string') return undefined;
-  return plansFor(params.query, maxTokens)?.get(typeof params.operationName === 'string' ? params.operationName : '');
+  // Parsed as GraphQL execution parses it, through the same cache: one parse per document.
+  const document = documentsFor(maxTokens).tryParse(params.query);
+  if (!document) return undefined; // GraphQL refuses it with its own code later; here it only needs a shape.
+  let plans = facts.get(document);
+  if (!plans) facts.set(document, (plans = planOf(document)));
+  return plans.get(typeof params.operationName === 'string' ? params.operationName : '');
 }
 
 function countVariable(variables: unknown, term: { variable: string; fallback: number; int?: boolean }): number {

@@ -1,8 +1,9 @@
-import { getArgumentValues, type FieldNode, type FragmentDefinitionNode, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
+import { getArgumentValues, type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
 import { monthOfDateArg, monthsOfRange } from '../../shared/months.ts';
 import { weekOfDateArg, weeksOfRange } from '../../shared/weeks.ts';
 import { collectFields } from './collect-fields.ts';
 import { isExtraField } from './extra-fields.ts';
+import type { EntryProduct } from './entry-type.ts';
 import { GEOMETRY_CORE_FIELDS } from './product-types.ts';
 
 /** What a request's entries select: core or not, which weeks of patterns (their Mondays), and whether other delivered columns are wanted. */
@@ -25,17 +26,45 @@ export interface Latest {
   readonly latestMonth: string | null;
 }
 
-/** The entry fields that return each product. */
-export const CORE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_core', 'safegraph_core']);
-export const WEEK_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns', 'safegraph_weekly_patterns']);
-export const RANGE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_weekly_patterns_range', 'weekly_patterns']);
-/** `safegraph_patterns` was the v1-early name of monthly patterns (../shared/reference/place-api-background.md). */
-export const MONTH_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_monthly_patterns', 'safegraph_monthly_patterns', 'safegraph_patterns']);
-export const MONTH_RANGE_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_monthly_patterns_range', 'monthly_patterns']);
-export const GEOMETRY_PRODUCT_FIELDS: ReadonlySet<string> = new Set(['placedata_geometry', 'safegraph_geometry']);
+/** One product field selected in an entry, as the document writes it (the same for every request of the document). */
+interface Selected {
+  readonly product: EntryProduct;
+  readonly field: FieldNode;
+  readonly def: GraphQLField<unknown, unknown>;
+  /** Fields beyond the spec's are selected inside it (core's, or a week's). */
+  readonly extras: boolean;
+  /** Geometry only: the hosted geometry's place fields read from core, and whether any is beyond the spec's. */
+  readonly fromCore: boolean;
+  readonly fromCoreExtras: boolean;
+}
 
-function selectsExtras(product: 'core' | 'weekly', field: FieldNode, fragments: Record<string, FragmentDefinitionNode>): boolean {
-  return collectFields(field.selectionSet, fragments).some((f) => isExtraField(product, f.name.value));
+/**
+ * The product fields each entry node selects, walked once per document and schema (nodes belong
+ * to a cached document, shared by /v1 and /v2, whose entry types differ).
+ */
+const walked = new WeakMap<GraphQLObjectType, WeakMap<FieldNode, readonly Selected[]>>();
+
+function selectedIn(node: FieldNode, entryType: GraphQLObjectType, fragments: Record<string, FragmentDefinitionNode>): readonly Selected[] {
+  let byNode = walked.get(entryType);
+  if (!byNode) walked.set(entryType, (byNode = new WeakMap()));
+  let selected = byNode.get(node);
+  if (selected) return selected;
+  const out: Selected[] = [];
+  for (const field of collectFields(node.selectionSet, fragments)) {
+    const def = entryType.getFields()[field.name.value];
+    const product = def?.extensions['product'] as EntryProduct | undefined;
+    if (!def || !product) continue;
+    const inner = collectFields(field.selectionSet, fragments).map((f) => f.name.value);
+    // The hosted geometry's place fields are read from core (api/graphql/product-types.ts).
+    const fromCore = product === 'geometry' ? inner.filter((n) => GEOMETRY_CORE_FIELDS.has(n)) : [];
+    out.push({
+      product, field, def,
+      extras: (product === 'core' && inner.some((n) => isExtraField('core', n))) || ((product === 'week' || product === 'weeks') && inner.some((n) => isExtraField('weekly', n))),
+      fromCore: fromCore.length > 0, fromCoreExtras: fromCore.some((n) => isExtraField('core', n)),
+    });
+  }
+  byNode.set(node, (selected = out));
+  return selected;
 }
 
 /**
@@ -63,40 +92,45 @@ export function planEntries(entryNodes: readonly FieldNode[], info: GraphQLResol
   const months = new Set<string>();
   let geometry = false;
   for (const node of entryNodes) {
-    for (const field of collectFields(node.selectionSet, info.fragments)) {
-      const name = field.name.value;
-      if (CORE_PRODUCT_FIELDS.has(name)) {
-        core = true;
-        coreExtras ||= selectsExtras('core', field, info.fragments);
-      }
-      if (GEOMETRY_PRODUCT_FIELDS.has(name)) {
-        geometry = true;
-        // The hosted geometry's place fields are read from core (api/graphql/product-types.ts).
-        const fromCore = collectFields(field.selectionSet, info.fragments).map((f) => f.name.value).filter((n) => GEOMETRY_CORE_FIELDS.has(n));
-        core ||= fromCore.length > 0;
-        coreExtras ||= fromCore.some((n) => isExtraField('core', n));
-      }
-      if (MONTH_PRODUCT_FIELDS.has(name)) {
-        const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
-        const month = typeof date === 'string' ? monthOfDateArg(date) : latestMonth;
-        if (month !== null) months.add(month);
-      } else if (MONTH_RANGE_PRODUCT_FIELDS.has(name)) {
-        const args = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues) as { start_date: string; end_date: string };
-        for (const month of monthsOfRange(args.start_date, args.end_date)) months.add(month);
-      }
-      let selected: readonly string[];
-      if (WEEK_PRODUCT_FIELDS.has(name)) {
-        const date = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues)['date'];
-        const week = typeof date === 'string' ? weekOfDateArg(date) : latestWeek;
-        selected = week === null ? [] : [week];
-      } else if (RANGE_PRODUCT_FIELDS.has(name)) {
-        const args = getArgumentValues(entryType.getFields()[name]!, field, info.variableValues) as { start_date: string; end_date: string };
-        selected = weeksOfRange(args.start_date, args.end_date);
-      } else continue;
-      const extras = selected.length > 0 && selectsExtras('weekly', field, info.fragments);
-      for (const week of selected) {
-        weeks.add(week);
-        if (extras) weekExtras.add(week);
+    for (const s of selectedIn(node, entryType, info.fragments)) {
+      switch (s.product) {
+        case 'core':
+          core = true;
+          coreExtras ||= s.extras;
+          break;
+        case 'geometry':
+          geometry = true;
+          core ||= s.fromCore;
+          coreExtras ||= s.fromCoreExtras;
+          break;
+        case 'month': {
+          const date = getArgumentValues(s.def, s.field, info.variableValues)['date'];
+          const month = typeof date === 'string' ? monthOfDateArg(date) : latestMonth;
+          if (month !== null) months.add(month);
+          break;
+        }
+        case 'months': {
+          const args = getArgumentValues(s.def, s.field, info.variableValues) as { start_date: string; end_date: string };
+          for (const month of monthsOfRange(args.start_date, args.end_date)) months.add(month);
+          break;
+        }
+        case 'week':
+        case 'weeks': {
+          let selected: readonly string[];
+          if (s.product === 'week') {
+            const date = getArgumentValues(s.def, s.field, info.variableValues)['date'];
+            const week = typeof date === 'string' ? weekOfDateArg(date) : latestWeek;
+            selected = week === null ? [] : [week];
+          } else {
+            const args = getArgumentValues(s.def, s.field, info.variableValues) as { start_date: string; end_date: string };
+            selected = weeksOfRange(args.start_date, args.end_date);
+          }
+          for (const week of selected) {
+            weeks.add(week);
+            if (s.extras) weekExtras.add(week);
+          }
+          break;
+        }
       }
     }
   }

@@ -1,17 +1,17 @@
 import type { Request, Response } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { validate as graphqlValidate, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { validate as graphqlValidate, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { createHandler, parseRequestParams, type Request as HttpRequest, type Response as HttpResponse } from 'graphql-http';
 import { ErrorCodes } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { makeCompiledExecute } from '../graphql/compiled-execute.ts';
-import { DocumentCache } from '../graphql/document-cache.ts';
+import { documentsFor } from '../graphql/document-cache.ts';
 import { noteErrorCode } from './error-body.ts';
 import { negotiateMediaType, type GraphqlMediaType } from './media-type.ts';
 import { RawDocuments } from './raw-documents.ts';
 import { makeFormatError } from '../graphql/format-error.ts';
 import { withCode } from '../graphql/with-code.ts';
-import { complexityRule, parseWithLimits, type QueryLimits } from '../graphql/query-limits.ts';
+import { complexityRule, type QueryLimits } from '../graphql/query-limits.ts';
 import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import type { Lease } from '../lookup/version-store.ts';
@@ -71,13 +71,22 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     if (res) noteErrorCode(res, String(formatted.extensions['code']));
     return formatted;
   };
-  const documents = new DocumentCache(256);
+  // The process's parsed documents (shared with the transport guard, rate limiter and request log).
+  const documents = documentsFor(options.maxTokens);
+  // Validation errors by document: one schema and one rule list per route, so they never change.
+  const validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   const handle = createHandler<Request, { res: Response; raw: RawDocuments }, RequestContext>({
     schema: options.schema,
-    parse: (query) => documents.parse(typeof query === 'string' ? query : query.body, (q) => parseWithLimits(q, options)),
+    parse: (query) => documents.parse(typeof query === 'string' ? query : query.body),
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
-    validate: (schema, document, rules) => [...documents.validate(document, (doc) => graphqlValidate(schema, doc, rules).map((e) =>
-      e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)))],
+    validate: (schema, document, rules) => {
+      let errors = validated.get(document);
+      if (!errors) {
+        errors = graphqlValidate(schema, document, rules).map((e) => (e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)));
+        validated.set(document, errors);
+      }
+      return [...errors];
+    },
     validationRules: [complexityRule(options)],
     execute: makeCompiledExecute(options.schema),
     context: (req) => ({
