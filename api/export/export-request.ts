@@ -67,9 +67,12 @@ export function parseExportRequest(productName: string, query: Record<string, un
 
 const STATUS: Partial<Record<string, number>> = { [ErrorCodes.NOT_FOUND]: 404 };
 
+/** Requests exportRequest checked, for the route. */
+const checked = new WeakMap<Response, ExportRequest>();
+
 /**
  * Checks the method and parameters before anything else is spent (rate-limit points, a version,
- * an export slot) and leaves the request in `res.locals['export']`. GET and HEAD only.
+ * an export slot) and leaves the request for the route (exportRequestOf). GET and HEAD only.
  */
 export function exportRequest() {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -77,7 +80,7 @@ export function exportRequest() {
       return sendError(res, 405, ErrorCodes.BAD_REQUEST, `Method ${req.method} is not allowed: use GET`, { Allow: 'GET, HEAD' });
     }
     try {
-      res.locals['export'] = parseExportRequest(String(req.params['product']), req.query as Record<string, unknown>);
+      checked.set(res, parseExportRequest(String(req.params['product']), req.query as Record<string, unknown>));
     } catch (err) {
       if (!isAppError(err)) return next(err);
       return sendError(res, STATUS[err.code] ?? 400, err.code, err.message);
@@ -88,5 +91,7 @@ export function exportRequest() {
 
 /** The request exportRequest checked. */
 export function exportRequestOf(res: Response): ExportRequest {
-  return res.locals['export'] as ExportRequest;
+  const request = checked.get(res);
+  if (!request) throw new Error('no export request: exportRequest runs before this route');
+  return request;
 }

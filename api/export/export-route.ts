@@ -10,6 +10,7 @@ import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
 import { chargeRequests } from '../http/rate-limit.ts';
 import type { ServedVersion } from '../lookup/served-version.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
+import { requestState } from '../http/request-state.ts';
 
 /** The response header naming the week (its Monday) a weekly export holds. */
 export const WEEK_HEADER = 'x-placedata-week';
@@ -121,7 +122,7 @@ export function exportRoute(log: Logger, stallMs: number) {
         res.status(200).set(headers);
         return request.format === 'csv' ? columns.map((c) => csvField(c.name)).join(',') + TERMINATORS.csv : '';
       });
-      res.locals['rowCount'] = result.rows; // for the request's log line and metrics
+      requestState(res).rowCount = result.rows; // for the request's log line and metrics
     } catch (err) {
       // A client that went away makes the fetch in flight fail (interrupted): not a fault.
       if (res.destroyed || req.socket.destroyed) {

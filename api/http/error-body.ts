@@ -1,13 +1,14 @@
 import type { Response } from 'express';
 import type { ErrorCode } from '../../shared/errors.ts';
 import { negotiateMediaType } from './media-type.ts';
+import { requestState } from './request-state.ts';
 
 /**
  * Records the code a response carries (its first error's), for the request log and metrics.
  * The first code noted wins: it is the one the caller sees first.
  */
 export function noteErrorCode(res: Response, code: string): void {
-  res.locals['errorCode'] ??= code;
+  requestState(res).errorCode ??= code;
 }
 
 /**

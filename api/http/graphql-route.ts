@@ -14,7 +14,8 @@ import { withCode } from '../graphql/with-code.ts';
 import { complexityRule, type QueryLimits } from '../graphql/query-limits.ts';
 import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
-import type { Lease } from '../lookup/version-store.ts';
+import { leaseOf } from './take-lease.ts';
+import { requestState } from './request-state.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
@@ -22,10 +23,6 @@ export interface GraphqlRouteOptions extends QueryLimits {
   readonly currentLabel: () => string | null;
   readonly maxBatch: number;
   readonly log: Logger;
-}
-
-function leaseOf(res: Response): Lease {
-  return res.locals['lease'] as Lease;
 }
 
 /**
@@ -105,7 +102,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;
       const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
-      res.locals['rowCount'] = rowCount;
+      requestState(res).rowCount = rowCount;
       const body = { ...(result as ExecutionResult), extensions: { row_count: rowCount, version_date: leaseOf(res).version.label } };
       // No `data`: the request failed before execution (its variables did not coerce). Under
       // application/graphql-response+json that is a 4xx (GraphQL over HTTP); JSON clients get 200.

@@ -4,6 +4,7 @@ import { sendError } from './error-body.ts';
 import { inspectOperation } from '../graphql/inspect-operation.ts';
 import type { KeyRateLimiter, RateDecision } from './key-rate-limiter.ts';
 import { requestParams } from '../graphql/request-params.ts';
+import { requestState } from './request-state.ts';
 
 /**
  * The IETF RateLimit header fields in their separate-field form (draft-ietf-httpapi-ratelimit-headers-06:
@@ -21,7 +22,7 @@ function rateLimitHeaders(d: RateDecision, windowSeconds: number): Record<string
 
 /**
  * Charges each authenticated request its Placekeys (at least 1, so a request that asks for none
- * still counts) before it runs, against its key's digest (`res.locals['keyDigest']`). Charging
+ * still counts) before it runs, against its key's digest (the request's state). Charging
  * before running is what lets several processes never let more through than the limit.
  * Past the limit: 429 RATE_LIMITED with Retry-After; every answer carries the RateLimit headers.
  */
@@ -42,7 +43,7 @@ export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request) =
     const cost = costOf(req);
     let decision: RateDecision;
     try {
-      decision = await limiter.take(res.locals['keyDigest'] as string, cost);
+      decision = await limiter.take(requestState(res).keyDigest!, cost);
     } catch (err) {
       return next(err);
     }

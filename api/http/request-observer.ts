@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { inspectOperation } from '../graphql/inspect-operation.ts';
 import { operationOf, outcomeOf, type Operation, type Outcome } from './request-kind.ts';
 import { requestParams } from '../graphql/request-params.ts';
+import { requestState } from './request-state.ts';
 
 /**
  * What the request log line says of one request, and what metrics count. Never the key, the
@@ -39,13 +40,14 @@ function requestId(req: Request): string {
 
 function recordOf(req: Request, res: Response, id: string, started: bigint, maxTokens: number): RequestRecord {
   const operation = operationOf(req, maxTokens);
-  const { outcome, code } = outcomeOf(res.statusCode, res.locals['errorCode'] as string | undefined, res.writableFinished);
+  const state = requestState(res);
+  const { outcome, code } = outcomeOf(res.statusCode, state.errorCode, res.writableFinished);
   const read = operation !== null && operation !== 'unknown';
   return {
     request_id: id, method: req.method, path: req.path.slice(0, MAX_LOGGED_PATH), operation, status: res.statusCode, outcome, code,
     placekeys: read ? inspectOperation(requestParams(req), maxTokens).placekeys : 0,
-    rows: (res.locals['rowCount'] as number | undefined) ?? null,
-    version: (res.locals['lease'] as { version?: { label: string } } | undefined)?.version?.label ?? null,
+    rows: state.rowCount ?? null,
+    version: state.lease?.version.label ?? null,
     ms: Number(process.hrtime.bigint() - started) / 1e6,
   };
 }

@@ -2,13 +2,14 @@ import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
 import type { KeyRing } from './key-ring.ts';
+import { requestState } from './request-state.ts';
 
 const CHALLENGE = { 'WWW-Authenticate': 'APIKey realm="placedata", header="apikey"' };
 
 /**
  * Refuses a request without a valid `apikey` header with 401 before anything else is read.
  * Only the header counts: a key in the query string or body is ignored. The accepted key's
- * digest is left in `res.locals['keyDigest']` and its name and role in `res.locals['key']` (a
+ * digest is left in the request's state (request-state.ts) with its name and role (a
  * KeyIdentity) for what follows; the raw key is not kept.
  */
 export function requireKey(keys: KeyRing) {
@@ -21,8 +22,9 @@ export function requireKey(keys: KeyRing) {
     if (identity === null) {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'Invalid authentication credentials', CHALLENGE);
     }
-    res.locals['keyDigest'] = identity.digest;
-    res.locals['key'] = identity;
+    const state = requestState(res);
+    state.keyDigest = identity.digest;
+    state.key = identity;
     next();
   };
 }

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
 import type { Lease, VersionStore } from '../lookup/version-store.ts';
+import { requestState } from './request-state.ts';
 
 /** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */
 export const VERSION_HEADER = 'x-placedata-version';
@@ -9,12 +10,12 @@ export const VERSION_HEADER = 'x-placedata-version';
 /**
  * Takes the request's hold on one version: the current one, or the retained version the
  * request pins with VERSION_HEADER (an unknown or deleted one is refused before anything reads
- * data). The lease is left in `res.locals['lease']` and released when the response closes
+ * data). The lease is left in the request's state (request-state.ts) and released when the response closes
  * (finished, or cut off), so a streamed response holds its version to its last byte.
  */
 export function takeLease(store: VersionStore) {
   const hold = (res: Response, next: NextFunction, lease: Lease): void => {
-    res.locals['lease'] = lease;
+    requestState(res).lease = lease;
     res.on('close', () => lease.release());
     next();
   };
@@ -40,5 +41,7 @@ export function takeLease(store: VersionStore) {
 
 /** The lease takeLease left for the rest of the request. */
 export function leaseOf(res: Response): Lease {
-  return res.locals['lease'] as Lease;
+  const lease = requestState(res).lease;
+  if (!lease) throw new Error('no lease: takeLease runs before this route');
+  return lease;
 }

@@ -4,11 +4,12 @@ import type { LoadJobReader, LoadJobView } from '../../shared/load-job-reader.ts
 import type { Logger } from '../../shared/logger.ts';
 import { parseLabel } from '../../shared/version-label.ts';
 import { sendError } from '../http/error-body.ts';
-import type { KeyIdentity, KeyRing } from '../http/key-ring.ts';
+import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
 import type { DatasetVersion, VersionCatalog, VersionStorage } from '../versions/version-catalog.ts';
 import type { RefusedVersion, VersionStore } from '../lookup/version-store.ts';
+import { requestState } from '../http/request-state.ts';
 
 /** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
 export type RollbackFn = (label: string) => Promise<{ from: string | null; to: string }>;
@@ -45,13 +46,13 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
 
   // What the pages ask first: is this key accepted, and may it roll back? Reads nothing else.
   router.get('/v1/whoami', requireKey(options.keys), (_req: Request, res: Response) => {
-    const key = res.locals['key'] as KeyIdentity;
+    const key = requestState(res).key!;
     res.set('Cache-Control', 'no-store').json({ name: key.name, role: key.role });
   });
 
   router.get('/v1/status', requireKey(options.keys), (_req: Request, res: Response, next: NextFunction) => {
     (async () => {
-      const key = res.locals['key'] as KeyIdentity;
+      const key = requestState(res).key!;
       const current = options.store.current?.label ?? null;
       let listed;
       let storage;
@@ -83,7 +84,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       if (typeof label !== 'string' || !parseLabel(label)) {
         return sendError(res, 400, ErrorCodes.BAD_REQUEST, 'Send {"label": "<epoch_seconds>__<year>_<month>"}: the retained version to serve');
       }
-      const key = res.locals['key'] as KeyIdentity;
+      const key = requestState(res).key!;
       const refuse = async (): Promise<void> => {
         // A retained file of an older layout would pass the check but the API could not open it.
         const known = (await options.catalog.list()).find((v) => v.label === label);
