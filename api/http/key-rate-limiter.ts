@@ -25,16 +25,46 @@ export interface RateDecision {
 /** After Redis fails, requests skip it for this long, so a Redis that hangs does not slow each request by a timeout. */
 const SKIP_REDIS_MS = 1000;
 
+type MemoryOptions = ConstructorParameters<typeof RateLimiterMemory>[0];
+
+/**
+ * The in-memory limiter rate-limiter-flexible falls back on when Redis fails (its
+ * `insuranceLimiter`), which also says when that happens: rate-limiter-flexible swallows the
+ * Redis error, and the process must log the change and stop asking Redis for a while.
+ */
+class Insurance extends RateLimiterMemory {
+  uses = 0;
+  readonly #onUse: () => void;
+
+  constructor(options: MemoryOptions, onUse: () => void) {
+    super(options);
+    this.#onUse = onUse;
+  }
+
+  /** Called by RateLimiterRedis when Redis failed. */
+  override consume(key: string | number, points?: number, options?: { [key: string]: unknown }): Promise<RateLimiterRes> {
+    this.uses++;
+    this.#onUse();
+    return super.consume(key, points, options);
+  }
+
+  /** Used directly while Redis is skipped (not a new failure). */
+  consumeWhileSkipping(key: string, points: number): Promise<RateLimiterRes> {
+    return super.consume(key, points);
+  }
+}
+
 /**
  * Fixed-window limits per API key. Counters live in Redis, shared by every API process (an
- * atomic increment-with-expiry per request). When Redis cannot answer, each process falls back
- * to an in-memory limiter with the same settings, so the API keeps serving and keeps limiting
- * (per process) until Redis answers again.
+ * atomic increment-with-expiry per request). When Redis cannot answer, rate-limiter-flexible's
+ * insurance limiter (in memory, the same settings) answers instead, so the API keeps serving and
+ * keeps limiting (per process) until Redis answers again; after a failure Redis is skipped for
+ * SKIP_REDIS_MS.
  */
 export class KeyRateLimiter {
   readonly settings: RateLimitSettings;
   readonly #shared: RateLimiterRedis | null;
-  readonly #local: RateLimiterMemory;
+  readonly #local: Insurance;
   readonly #log: Logger;
   #skipRedisUntil = 0;
   #degraded = false;
@@ -44,9 +74,9 @@ export class KeyRateLimiter {
     if (!(settings.points > 0)) throw new Error('rate limit points must be positive');
     this.settings = settings;
     const options = { points: settings.points, duration: settings.windowSeconds, keyPrefix: settings.prefix };
+    this.#local = new Insurance(options, () => this.#redisFailed());
     // rejectIfRedisNotReady: while ioredis reconnects, fail at once instead of queueing the command.
-    this.#shared = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true }) : null;
-    this.#local = new RateLimiterMemory(options);
+    this.#shared = redis ? new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: this.#local }) : null;
     this.#log = log;
   }
 
@@ -63,36 +93,31 @@ export class KeyRateLimiter {
     if (outcome.consumedPoints <= points) {
       return { allowed: true, cost, limit: points, remaining: outcome.remainingPoints, resetSeconds };
     }
-    await store.reward(key, cost).catch((err: unknown) => this.#redisFailed(err));
+    // On Redis, a failing reward goes to the insurance limiter as well.
+    await store.reward(key, cost);
     return { allowed: false, cost, limit: points, remaining: Math.max(0, points - (outcome.consumedPoints - cost)), resetSeconds };
   }
 
-  /** Consumes on Redis when it answers, else on the in-memory limiter; a refusal is a result, not an error. */
+  /** Consumes on Redis (or its insurance) unless Redis is being skipped; a refusal is a result, not an error. */
   async #consume(key: string, cost: number): Promise<[RateLimiterAbstract, RateLimiterRes]> {
-    if (this.#shared && Date.now() >= this.#skipRedisUntil) {
-      try {
-        const res = await this.#shared.consume(key, cost).catch((e: unknown) => {
-          if (e instanceof RateLimiterRes) return e;
-          throw e;
-        });
-        this.#redisAnswered();
-        return [this.#shared, res];
-      } catch (err) {
-        this.#redisFailed(err);
-      }
-    }
-    const res = await this.#local.consume(key, cost).catch((e: unknown) => {
+    const refusal = (e: unknown) => {
       if (e instanceof RateLimiterRes) return e;
       throw e;
-    });
-    return [this.#local, res];
+    };
+    if (this.#shared && Date.now() >= this.#skipRedisUntil) {
+      const uses = this.#local.uses;
+      const res = await this.#shared.consume(key, cost).catch(refusal);
+      if (this.#local.uses === uses) this.#redisAnswered();
+      return [this.#shared, res];
+    }
+    return [this.#local, await this.#local.consumeWhileSkipping(key, cost).catch(refusal)];
   }
 
-  #redisFailed(err: unknown): void {
+  #redisFailed(): void {
     this.#skipRedisUntil = Date.now() + SKIP_REDIS_MS;
     if (this.#degraded) return;
     this.#degraded = true;
-    this.#log.warn({ err: (err as Error).message }, 'rate limits: Redis does not answer; each process limits keys on its own until it does');
+    this.#log.warn('rate limits: Redis does not answer; each process limits keys on its own until it does');
   }
 
   #redisAnswered(): void {
