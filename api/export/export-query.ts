@@ -46,12 +46,7 @@ export async function exportColumns(conn: DuckDBConnection, product: ExportProdu
   return rows.map((r) => ({ name: String(r['column_name']), type: String(r['data_type']) })).filter((c) => !skip.has(c.name));
 }
 
-/** RFC 4180 quoting of a text field: quoted (quotes doubled) when empty or holding a quote, comma, CR or LF. */
-export function csvField(text: string): string {
-  return text === '' || /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** The same rule in SQL, for an expression of type VARCHAR; NULL becomes an empty unquoted field. */
+/** csvField's rule (shared/csv-field.ts, an empty string quoted) in SQL, for an expression of type VARCHAR; NULL becomes an empty unquoted field. */
 function csvFieldSql(expr: string): string {
   return `CASE WHEN ${expr} IS NULL THEN '' WHEN ${expr} = '' OR contains(${expr}, '"') OR contains(${expr}, ',') OR contains(${expr}, chr(10)) OR contains(${expr}, chr(13))
     THEN concat('"', replace(${expr}, '"', '""'), '"') ELSE ${expr} END`;

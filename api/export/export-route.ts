@@ -3,7 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { sendError } from '../http/error-body.ts';
-import { csvField, EXPORT_PRODUCTS, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
+import { csvField } from '../../shared/csv-field.ts';
+import { EXPORT_PRODUCTS, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
 import { exportRequestOf, type ExportRequest } from './export-request.ts';
 import { streamLines, type StreamResult } from './export-stream.ts';
 import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
@@ -120,7 +121,7 @@ export function exportRoute(log: Logger, stallMs: number) {
       const stream = await conn.stream(sql, params);
       result = await streamLines(stream, res, TERMINATORS[request.format], stallMs, () => {
         res.status(200).set(headers);
-        return request.format === 'csv' ? columns.map((c) => csvField(c.name)).join(',') + TERMINATORS.csv : '';
+        return request.format === 'csv' ? columns.map((c) => csvField(c.name, true)).join(',') + TERMINATORS.csv : '';
       });
       requestState(res).rowCount = result.rows; // for the request's log line and metrics
     } catch (err) {

@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { csvField } from '../../shared/csv-field.ts';
 import { geoToWhere } from '../../shared/placekey.ts';
 
 /**
@@ -76,14 +77,8 @@ function addDays(date: string, days: number): string {
   return new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-function csvField(value: string | number | null): string {
-  if (value === null) return '';
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
 function csv(header: readonly string[], rows: readonly (string | number | null)[][]): string {
-  return [header.join(','), ...rows.map((r) => r.map(csvField).join(','))].join('\n') + '\n';
+  return [header.join(','), ...rows.map((r) => r.map((v) => csvField(v)).join(','))].join('\n') + '\n';
 }
 
 function splitVisits(rand: () => number, total: number): number[] {
