@@ -1,4 +1,4 @@
-import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { TABLES } from '../../shared/version-schema.ts';
 
 /** What the load that built a version did to one product's rows (from the report it stored). */
@@ -20,20 +20,12 @@ interface StoredReport {
  */
 export async function readLoadFigures(file: string): Promise<Record<string, ProductFigures> | null> {
   try {
-    const db = await openReadOnly(file, { memoryLimit: '64MB', threads: 1 });
-    try {
-      const conn = await db.connect();
-      try {
-        const row = (await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS report FROM ${TABLES.info}`)).getRowObjectsJS()[0];
-        const report = JSON.parse(String(row?.['report'] ?? '{}')) as StoredReport;
-        return Object.fromEntries(Object.entries(report.products ?? {}).map(([product, r]) => [product,
-          { read: r.rows_read ?? 0, loaded: r.rows_loaded ?? 0, rejected: r.rejected_total ?? 0, duplicates: r.duplicates_dropped ?? 0 }]));
-      } finally {
-        conn.closeSync();
-      }
-    } finally {
-      db.closeSync();
-    }
+    return await withReadOnly(file, { memoryLimit: '64MB', threads: 1 }, async (conn) => {
+      const row = (await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS report FROM ${TABLES.info}`)).getRowObjectsJS()[0];
+      const report = JSON.parse(String(row?.['report'] ?? '{}')) as StoredReport;
+      return Object.fromEntries(Object.entries(report.products ?? {}).map(([product, r]) => [product,
+        { read: r.rows_read ?? 0, loaded: r.rows_loaded ?? 0, rejected: r.rejected_total ?? 0, duplicates: r.duplicates_dropped ?? 0 }]));
+    });
   } catch {
     return null;
   }

@@ -1,5 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
-import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { filesOf } from '../../shared/version-manifest.ts';
@@ -55,17 +55,9 @@ export interface LoadResult {
 }
 
 async function reportOf(file: string, memoryLimit: string): Promise<LoadReport> {
-  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-  try {
-    const conn = await db.connect();
-    try {
-      return JSON.parse(String((await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS r FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['r'])) as LoadReport;
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
+  return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+    return JSON.parse(String((await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS r FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['r'])) as LoadReport;
+  });
 }
 
 /** What an already-loaded drop reports: its version, where the pointer is, and the version's report. */
