@@ -24,10 +24,10 @@ import { PersistedQueries, persistedQueries } from './http/persisted-queries.ts'
 import { variablesText } from './http/variables-text.ts';
 import type { VersionCatalog } from './versions/version-catalog.ts';
 import { takeLease } from './http/take-lease.ts';
-import type { VersionStore } from './lookup/version-store.ts';
+import type { ServedVersions } from './lookup/served-versions.ts';
 
 export interface AppOptions {
-  readonly store: VersionStore;
+  readonly store: ServedVersions;
   /** The retained versions, for `dataset_versions`. */
   readonly catalog: VersionCatalog;
   readonly keys: KeyRing;

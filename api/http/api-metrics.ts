@@ -4,7 +4,7 @@ import { parseLabel } from '../../shared/version-label.ts';
 import { readLoadFigures, type ProductFigures } from '../versions/load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
-import type { VersionStore } from '../lookup/version-store.ts';
+import type { ServedVersions } from '../lookup/served-versions.ts';
 
 /** Seconds: look-ups take milliseconds; the top buckets catch exports and stalls. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -26,7 +26,7 @@ export class ApiMetrics {
   readonly #served: Counter<'operation'>;
   readonly #rateLimited: Counter<'operation'>;
 
-  constructor(store: VersionStore, catalog: VersionCatalog) {
+  constructor(store: ServedVersions, catalog: VersionCatalog) {
     const registers = [this.registry];
     this.#requests = new Counter({ name: 'placedata_requests_total', help: 'API requests by operation, outcome and error code (none when served)', labelNames: ['operation', 'outcome', 'code'], registers });
     this.#duration = new Histogram({ name: 'placedata_request_duration_seconds', help: 'Time from a request\'s arrival to the end of its response', labelNames: ['operation', 'outcome'], buckets: DURATION_BUCKETS, registers });
@@ -66,7 +66,7 @@ export class ApiMetrics {
   }
 
   /** Rows and weeks of the version in service, and the versions retained, from the version files (read once per version). */
-  #versionFacts(store: VersionStore, catalog: VersionCatalog): void {
+  #versionFacts(store: ServedVersions, catalog: VersionCatalog): void {
     const registers = [this.registry];
     let listing: ReturnType<VersionCatalog['list']> | null = null;
     // One listing serves the three gauges of one scrape.

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Lease } from '../lookup/version-store.ts';
+import type { Lease } from '../lookup/served-versions.ts';
 import type { KeyIdentity } from './key-ring.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import type { Lease, VersionStore } from '../lookup/version-store.ts';
+import type { Lease, ServedVersions } from '../lookup/served-versions.ts';
 import { requestState } from './request-state.ts';
 
 /** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */
@@ -13,7 +13,7 @@ export const VERSION_HEADER = 'x-placedata-version';
  * data). The lease is left in the request's state (request-state.ts) and released when the response closes
  * (finished, or cut off), so a streamed response holds its version to its last byte.
  */
-export function takeLease(store: VersionStore) {
+export function takeLease(store: ServedVersions) {
   const hold = (res: Response, next: NextFunction, lease: Lease): void => {
     requestState(res).lease = lease;
     res.on('close', () => lease.release());

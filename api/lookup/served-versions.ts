@@ -54,7 +54,7 @@ function lease(version: ServedVersion): Lease {
  * opens it, sends new requests to it, and closes the old one once the requests holding it have
  * finished. A pointer to a missing or broken file is logged and ignored: the version in service stays.
  */
-export class VersionStore {
+export class ServedVersions {
   readonly #options: VersionStoreOptions;
   readonly #log: Logger;
   #current: ServedVersion | null = null;

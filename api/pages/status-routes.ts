@@ -8,7 +8,7 @@ import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
 import type { DatasetVersion, VersionCatalog, VersionStorage } from '../versions/version-catalog.ts';
-import type { RefusedVersion, VersionStore } from '../lookup/version-store.ts';
+import type { RefusedVersion, ServedVersions } from '../lookup/served-versions.ts';
 import { requestState } from '../http/request-state.ts';
 
 /** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
@@ -17,7 +17,7 @@ export type RollbackFn = (label: string) => Promise<{ from: string | null; to: s
 export interface StatusRoutesOptions {
   readonly keys: KeyRing;
   readonly catalog: VersionCatalog;
-  readonly store: VersionStore;
+  readonly store: ServedVersions;
   readonly log: Logger;
   readonly rollback: RollbackFn;
   /** Reads the load queue; null when the web process has no queue to show. */
