@@ -2,6 +2,7 @@ import {
   Kind,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
 } from 'graphql';
+import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
 import type { GraphqlParams } from './request-params.ts';
 
@@ -37,20 +38,6 @@ function firstTerm(operation: OperationDefinitionNode, value: ValueNode | undefi
   return { fixed: pageSize(value?.kind === Kind.INT ? Number(value.value) : undefined) };
 }
 
-/** The fields of a selection set, through inline fragments and fragment spreads (each fragment once). */
-function fieldsOf(set: SelectionSetNode | undefined, fragments: ReadonlyMap<string, FragmentDefinitionNode>, seen = new Set<string>()): FieldNode[] {
-  const out: FieldNode[] = [];
-  for (const sel of set?.selections ?? []) {
-    if (sel.kind === Kind.FIELD) out.push(sel);
-    else if (sel.kind === Kind.INLINE_FRAGMENT) out.push(...fieldsOf(sel.selectionSet, fragments, seen));
-    else if (!seen.has(sel.name.value)) {
-      seen.add(sel.name.value);
-      out.push(...fieldsOf(fragments.get(sel.name.value)?.selectionSet, fragments, seen));
-    }
-  }
-  return out;
-}
-
 interface Plan {
   readonly type: string;
   readonly terms: readonly Term[];
@@ -80,18 +67,18 @@ const PAGED = new Set(['places', 'weekly_patterns']);
  * The forms are told apart by the document alone: /v1's has `first` or `after` on `search`, or
  * selects entry fields (a `weekly_patterns` there is an entry's range, with no `results`).
  */
-function searchTerms(search: FieldNode, key: string, operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): Map<string, Term> {
+function searchTerms(search: FieldNode, key: string, operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): Map<string, Term> {
   const terms = new Map<string, Term>();
-  const children = fieldsOf(search.selectionSet, fragments).filter((f) => f.name.value !== '__typename');
+  const children = collectFields(search.selectionSet, fragments).filter((f) => f.name.value !== '__typename');
   const entryLike = (f: FieldNode) => !PAGED.has(f.name.value)
-    || (f.name.value === 'weekly_patterns' && fieldsOf(f.selectionSet, fragments).some((g) => g.name.value !== 'results' && g.name.value !== '__typename'));
+    || (f.name.value === 'weekly_patterns' && collectFields(f.selectionSet, fragments).some((g) => g.name.value !== 'results' && g.name.value !== '__typename'));
   const argument = (node: FieldNode, name: string) => node.arguments?.find((a) => a.name.value === name);
   if (argument(search, 'first') || argument(search, 'after') || children.some(entryLike)) {
     terms.set(key, firstTerm(operation, argument(search, 'first')?.value));
     return terms;
   }
   for (const child of children) {
-    for (const results of fieldsOf(child.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
+    for (const results of collectFields(child.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
       terms.set(`${key}.${child.alias?.value ?? child.name.value}.${results.alias?.value ?? 'results'}`, firstTerm(operation, argument(results, 'first')?.value));
     }
   }
@@ -102,7 +89,7 @@ function searchTerms(search: FieldNode, key: string, operation: OperationDefinit
  * The root `batch_lookup` fields of an operation, one per response key: fields with the same
  * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
  */
-function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyMap<string, FragmentDefinitionNode>): { terms: Term[]; rootFields: string[] } {
+function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): { terms: Term[]; rootFields: string[] } {
   const byResponseKey = new Map<string, Term>();
   const rootFields = new Set<string>();
   const seen = new Set<string>();
@@ -123,7 +110,7 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
       } else if (!seen.has(sel.name.value)) {
         // Once per fragment: spreading it again adds the same response keys (and stops cycles).
         seen.add(sel.name.value);
-        walk(fragments.get(sel.name.value)?.selectionSet);
+        walk(fragments[sel.name.value]?.selectionSet);
       }
     }
   };
@@ -132,10 +119,10 @@ function collectLookups(operation: OperationDefinitionNode, fragments: ReadonlyM
 }
 
 function planOf(document: DocumentNode): Map<string, Plan> {
-  const fragments = new Map<string, FragmentDefinitionNode>();
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
   const operations: OperationDefinitionNode[] = [];
   for (const d of document.definitions) {
-    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
     else if (d.kind === Kind.OPERATION_DEFINITION) operations.push(d);
   }
   const plans = new Map<string, Plan>();
