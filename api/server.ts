@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/logger.ts';
 import { createApp } from './app.ts';
-import { HttpDrain } from './http-drain.ts';
-import { KeyRing } from './key-ring.ts';
-import { KeyRateLimiter } from './key-rate-limiter.ts';
-import { VersionCatalog } from './version-catalog.ts';
-import { VersionStore } from './version-store.ts';
+import { HttpDrain } from './http/http-drain.ts';
+import { KeyRing } from './http/key-ring.ts';
+import { KeyRateLimiter } from './http/key-rate-limiter.ts';
+import { VersionCatalog } from './versions/version-catalog.ts';
+import { ServedVersions } from './lookup/served-versions.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../shared/rollback.ts';
 import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
@@ -19,7 +19,7 @@ import { OpenStores } from './lookup/open-stores.ts';
 
 export interface RunningServer {
   readonly url: string;
-  readonly store: VersionStore;
+  readonly store: ServedVersions;
   /**
    * Graceful stop (see HttpDrain): refuse new requests, let requests in flight finish (up to the
    * grace period), then close DuckDB. Idempotent.
@@ -46,7 +46,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const site = deps.site ?? localSite(config.dataDir, log);
   // Versions an older release published on this machine get their record (and checksum) first.
   if (site.cache.local) await site.lock.using(() => adoptWholeCopies(site, config.apiMemoryLimit));
-  const store = new VersionStore({
+  const store = new ServedVersions({
     pollMs: config.pointerPollMs, pointer: site.pointer, files: new VersionFiles(site),
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
     waitForFirst: site.cache.local,

@@ -14,6 +14,7 @@ import { localSite } from '../shared/open-version-site.ts';
 import { rollback } from '../shared/rollback.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
+import { executorsPart } from './executors.ts';
 
 const run = promisify(execFile);
 const SEED = 1;
@@ -27,9 +28,10 @@ interface Options {
   pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string;
   licencePois: number; licenceDrops: number;
   rejects: { pois: number; bad: number; reps: number };
+  executors: { pois: number; rounds: number };
 }
 
-const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects'];
+const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects', 'executors'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -268,6 +270,16 @@ async function main(o: Options): Promise<void> {
   }
   if (o.parts.includes('history')) {
     results['history'] = await historyPart(o);
+    await save();
+  }
+  if (o.parts.includes('executors')) {
+    const dataDir = path.join(o.work, `data-executors-${o.executors.pois}x${o.weeks}`);
+    if (!existsSync(dataDir)) await loadOurs(dataDir, await dataset(o, o.executors.pois, o.weeks));
+    const cases = (['core', 'weekly', 'both'] as const).flatMap((mode) => [20, 100].map((batch) => {
+      const src = keySource(o.executors.pois, batch);
+      return { mode, batch, query: ourQuery(mode, WEEK), keys: src.next };
+    }));
+    results['executors'] = { pois: o.executors.pois, weeks: o.weeks, rounds: o.executors.rounds, ...(await executorsPart(dataDir, cases, o.executors.rounds, log)) };
     await save();
   }
   if (o.parts.includes('rejects')) {
@@ -577,7 +589,18 @@ function renderResults(r: Record<string, any>): string {
   if (r.publish) lines.push(...renderPublish(r.publish));
   if (r.history) lines.push(...renderHistory(r.history, ratio));
   lines.push(...rejectsLines(r));
+  if (r.executors) lines.push(...renderExecutors(r.executors, r.parts_run?.executors ?? '', ratio));
   return lines.join('\n') + '\n';
+}
+
+/** The executors part: our compiled executor against graphql-jit and graphql-js, in one process, same keys. */
+function renderExecutors(x: any, ran: string, ratio: (a: number, b: number) => string): string[] {
+  const lines = ['', `## GraphQL executors: ours (compiled-execute.ts) against graphql-jit and graphql-js (${x.pois} POIs x ${x.weeks} weeks, in-process, look-up stores on, ${x.rounds} requests each per row, alternating; load average ${x.load_average.join(', ')}; ${ran})`, '',
+    'From the validated document to the response body (each its own serialisation). p50 ms per request.', '',
+    '| product | batch | ours | graphql-jit | graphql-js | ours / graphql-jit | body identical to graphql-js (ours, graphql-jit) |', '|---|---|---|---|---|---|---|'];
+  for (const row of x.rows) lines.push(`| ${row.mode} | ${row.batch} | ${row.p50_ms.ours} | ${row.p50_ms.graphql_jit} | ${row.p50_ms.graphql_js} | ${ratio(row.p50_ms.ours, row.p50_ms.graphql_jit)} | ${row.identical.ours}, ${row.identical.graphql_jit} |`);
+  lines.push('', `- An error answer (a bad date beside a good field) identical to graphql-js's: ours ${x.error_case_identical.ours}, graphql-jit ${x.error_case_identical.graphql_jit}.`);
+  return lines;
 }
 
 /** The stores part: the lookup file against lmdb, from one version file, in one run. */
@@ -643,11 +666,12 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects, executors (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
+  .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
-    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) } }));
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
 await cli.parseAsync(process.argv);

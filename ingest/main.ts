@@ -1,13 +1,13 @@
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { createLogger } from '../shared/logger.ts';
-import { buildSettingsOf } from './build-settings-of.ts';
-import { createLoadQueue } from './load-queue.ts';
-import { createLoadWorker } from './load-worker.ts';
-import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
+import { buildSettingsOf } from './build/build-settings-of.ts';
+import { createLoadQueue } from './queue/load-queue.ts';
+import { createLoadWorker } from './queue/load-worker.ts';
+import { startMetricsServer, type MetricsServer } from './queue/metrics-server.ts';
 import { openVersionSite } from '../shared/open-version-site.ts';
 import { redisConnection } from '../shared/redis-connection.ts';
-import { cleanStaleBuilds } from './temp-files.ts';
-import { QUEUE_STATES, WorkerMetrics } from './worker-metrics.ts';
+import { cleanStaleBuilds } from './build/temp-files.ts';
+import { QUEUE_STATES, WorkerMetrics } from './queue/worker-metrics.ts';
 
 /** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */
 async function main(): Promise<void> {

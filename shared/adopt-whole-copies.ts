@@ -1,4 +1,4 @@
-import { openReadOnly } from './duckdb-open.ts';
+import { withReadOnly } from './duckdb-open.ts';
 import { fileSha256 } from './file-sha256.ts';
 import { S3VersionStore } from './s3-version-store.ts';
 import { readVersionInfoFrom } from './version-info.ts';
@@ -8,19 +8,11 @@ import type { VersionSite } from './version-site.ts';
 /** A local file's schema and drop id, or null when it is not a readable version file. */
 async function wholeCopyFacts(file: string, memoryLimit: string) {
   try {
-    const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-    try {
-      const conn = await db.connect();
-      try {
-        const row = (await conn.runAndReadAll(`SELECT schema_version, drop_id FROM ${TABLES.info}`)).getRowObjectsJS()[0];
-        if (!row || !WHOLE_COPY_SCHEMAS.includes(Number(row['schema_version']))) return null;
-        return { dropId: String(row['drop_id']), info: await readVersionInfoFrom(conn) };
-      } finally {
-        conn.closeSync();
-      }
-    } finally {
-      db.closeSync();
-    }
+    return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+      const row = (await conn.runAndReadAll(`SELECT schema_version, drop_id FROM ${TABLES.info}`)).getRowObjectsJS()[0];
+      if (!row || !WHOLE_COPY_SCHEMAS.includes(Number(row['schema_version']))) return null;
+      return { dropId: String(row['drop_id']), info: await readVersionInfoFrom(conn) };
+    });
   } catch {
     return null;
   }

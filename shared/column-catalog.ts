@@ -108,7 +108,7 @@ export function integerSql(expr: string, type: 'INTEGER' | 'BIGINT'): string {
 
 /** `cast` of a JSON list of integers, or NULL when an element has a fraction (it would be rounded). */
 export function integerListSql(expr: string, cast: string): string {
-  return `CASE WHEN NOT regexp_matches(${expr}, '(^|[\[,])\s*${FRACTION}') THEN ${cast} END`;
+  return `CASE WHEN NOT regexp_matches(${expr}, '(^|[\\[,])\\s*${FRACTION}') THEN ${cast} END`;
 }
 
 /**
@@ -127,7 +127,7 @@ export function parseSql(kind: ColumnKind, expr: string): string {
       return integerListSql(expr, `try(json_transform_strict(${expr}, '["INTEGER"]'))`);
     case 'int_map':
       // A value with a fraction follows a key's closing quote and colon.
-      return `CASE WHEN NOT regexp_matches(${expr}, '"\s*:\s*${FRACTION}') THEN TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER)) END`;
+      return `CASE WHEN NOT regexp_matches(${expr}, '"\\s*:\\s*${FRACTION}') THEN TRY_CAST(TRY_CAST(${expr} AS JSON) AS MAP(VARCHAR, INTEGER)) END`;
     case 'double':
       // NaN and infinities (`NaN`, `inf`, `1e309`) parse as doubles but have no JSON form: served
       // documents would break. They are unparseable values: stored as NULL and counted.

@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
@@ -52,4 +52,22 @@ export async function openReadOnly(file: string, options: ReadOnlyOptions, attac
     throw err;
   }
   return instance;
+}
+
+/**
+ * Runs `work` on one connection of a file opened read-only (openReadOnly), closing both after,
+ * whatever `work` does: for reading a few facts of a version file.
+ */
+export async function withReadOnly<T>(file: string, options: ReadOnlyOptions, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+  const db = await openReadOnly(file, options);
+  try {
+    const conn = await db.connect();
+    try {
+      return await work(conn);
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
 }

@@ -4,7 +4,7 @@ import { redisConnection } from './redis-connection.ts';
 
 /**
  * One load job as the status page shows it. Read from what the worker keeps in Redis
- * (ingest/load-queue.ts: job data and result; ingest/load-worker.ts: progress), field by field
+ * (ingest/queue/load-queue.ts: job data and result; ingest/queue/load-worker.ts: progress), field by field
  * and defensively: Redis content is not ours to trust, and a job enqueued by another version of
  * the worker may lack a field.
  */

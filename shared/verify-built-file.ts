@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { openReadOnly } from './duckdb-open.ts';
+import { withReadOnly } from './duckdb-open.ts';
 import { AppError, ErrorCodes } from './errors.ts';
 import { readManifest } from './version-manifest.ts';
 import { TABLES } from './version-schema.ts';
@@ -18,24 +18,16 @@ async function exists(file: string): Promise<boolean> {
 export async function verifyBuiltFile(file: string, label: string, memoryLimit: string): Promise<void> {
   const name = path.basename(file);
   if (await exists(file + '.wal')) throw new AppError(ErrorCodes.VERSION_INVALID, `${name}: a write-ahead log is left beside the file`);
-  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-  try {
-    const conn = await db.connect();
-    try {
-      const manifest = await readManifest(conn);
-      if (manifest.label !== label) throw new AppError(ErrorCodes.VERSION_INVALID, `${name}: version_info does not name ${label}`);
-      const own = (product: string) => manifest.partitions.filter((p) => p.product === product && p.file === label).reduce((n, p) => n + p.rows, 0);
-      const all = (product: string) => manifest.partitions.filter((p) => p.product === product).reduce((n, p) => n + p.rows, 0);
-      const row = (await conn.runAndReadAll(`SELECT core_rows, weekly_rows, (SELECT count(*) FROM ${TABLES.core}) AS core_actual,
-          (SELECT count(*) FROM ${TABLES.weekly}) AS weekly_actual FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
-      const counts = [row['core_rows'], row['weekly_rows'], row['core_actual'], row['weekly_actual']].map(Number);
-      if (counts[0] !== all('core') || counts[1] !== all('weekly') || counts[2] !== own('core') || counts[3] !== own('weekly')) {
-        throw new AppError(ErrorCodes.VERSION_INVALID, `${name}: row counts in version_info do not match the tables`);
-      }
-    } finally {
-      conn.closeSync();
+  return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+    const manifest = await readManifest(conn);
+    if (manifest.label !== label) throw new AppError(ErrorCodes.VERSION_INVALID, `${name}: version_info does not name ${label}`);
+    const own = (product: string) => manifest.partitions.filter((p) => p.product === product && p.file === label).reduce((n, p) => n + p.rows, 0);
+    const all = (product: string) => manifest.partitions.filter((p) => p.product === product).reduce((n, p) => n + p.rows, 0);
+    const row = (await conn.runAndReadAll(`SELECT core_rows, weekly_rows, (SELECT count(*) FROM ${TABLES.core}) AS core_actual,
+        (SELECT count(*) FROM ${TABLES.weekly}) AS weekly_actual FROM ${TABLES.info}`)).getRowObjectsJS()[0]!;
+    const counts = [row['core_rows'], row['weekly_rows'], row['core_actual'], row['weekly_actual']].map(Number);
+    if (counts[0] !== all('core') || counts[1] !== all('weekly') || counts[2] !== own('core') || counts[3] !== own('weekly')) {
+      throw new AppError(ErrorCodes.VERSION_INVALID, `${name}: row counts in version_info do not match the tables`);
     }
-  } finally {
-    db.closeSync();
-  }
+  });
 }

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { openReadOnly } from './duckdb-open.ts';
+import { withReadOnly } from './duckdb-open.ts';
 import { TABLES } from './version-schema.ts';
 
 /**
@@ -73,17 +73,9 @@ export async function readVersionInfoFrom(conn: DuckDBConnection): Promise<Versi
 
 /** Reads a version file's `version_info` (opened read-only, briefly). @throws when it has none. */
 export async function readVersionInfo(file: string, memoryLimit: string): Promise<VersionInfo> {
-  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-  try {
-    const conn = await db.connect();
-    try {
-      return await readVersionInfoFrom(conn);
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
+  return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+    return await readVersionInfoFrom(conn);
+  });
 }
 
 const DAY_RE = /^\d{4}-\d{2}-\d{2}$/;

@@ -19,7 +19,7 @@ function keys(prefix: string, label = '') {
  * 2 s within which every process must switch, so a version is staged before the pointer moves:
  * the publisher announces it on `<prefix>:staged`, each live web process (a member of the sorted
  * set `<prefix>:web`, renewed every 2 s) downloads and verifies it into its cache (and the web
- * process builds the version's lookup file, api/version-store.ts `stage`) and adds itself to
+ * process builds the version's lookup file, api/lookup/version-store.ts `stage`) and adds itself to
  * `<prefix>:cached:<label>`, and only then does the publisher move the pointer (see
  * waitUntilFleetCached). The switch itself is then an open of local files.
  */

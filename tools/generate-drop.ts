@@ -6,6 +6,7 @@ import { createGzip } from 'node:zlib';
 import { pipeline } from 'node:stream/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { EXTRA_COLUMNS, parseSql } from '../shared/column-catalog.ts';
+import { csvField } from '../shared/csv-field.ts';
 import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { addDays, geometryOf, monthOf, nextMonth, poiOf, weekOf, type SyntheticPoi } from './synthetic-places.ts';
 
@@ -49,9 +50,7 @@ export const GEOMETRY_HEADER = ['placekey', 'polygon_wkt', 'polygon_class', 'enc
 const OPEN_HOURS = '{ "Mon": [["8:00", "21:00"]], "Tue": [["8:00", "21:00"]], "Wed": [["8:00", "21:00"]], "Thu": [["8:00", "21:00"]], "Fri": [["8:00", "22:00"]], "Sat": [["9:00", "22:00"]], "Sun": [] }';
 
 function field(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  return csvField(v === null || v === undefined ? null : typeof v === 'object' ? JSON.stringify(v) : String(v));
 }
 
 function brandId(p: SyntheticPoi): string | null {

@@ -6,7 +6,7 @@ import { DuckDBConnection } from '@duckdb/node-api';
 import { Command } from 'commander';
 import { readdir } from 'node:fs/promises';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
-import { buildSettingsOf } from '../ingest/build-settings-of.ts';
+import { buildSettingsOf } from '../ingest/build/build-settings-of.ts';
 import { loadDrop } from '../ingest/publish/load-drop.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../shared/open-version-site.ts';

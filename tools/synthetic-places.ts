@@ -1,5 +1,5 @@
 import { geoToWhere } from '../shared/placekey.ts';
-import { seededRandom } from '../ingest/demo-drop.ts';
+import { seededRandom } from '../ingest/cli/demo-drop.ts';
 
 /**
  * Deterministic synthetic POIs and weeks in the shape of the real products, each a pure function

@@ -1,5 +1,5 @@
 import './style.css';
-import { ApiError, rollback, status, type Caller, type LoadJob, type Status } from './api-client.ts';
+import { ApiError, rollback, status, type LoadJob, type Status } from './api-client.ts';
 import { forgetKey } from './browser-key.ts';
 import { keyGate, navBar } from './key-gate.ts';
 

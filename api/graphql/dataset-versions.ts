@@ -1,5 +1,5 @@
 import { GraphQLBoolean, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString, type GraphQLFieldConfig } from 'graphql';
-import type { DatasetVersion } from '../version-catalog.ts';
+import type { DatasetVersion } from '../versions/version-catalog.ts';
 import type { RequestContext } from './request-context.ts';
 
 type Listed = DatasetVersion & { current: boolean };

@@ -4,13 +4,19 @@ import {
 } from 'graphql';
 import { MAX_RANGE_MONTHS, monthOfDateArg, monthsOfRange } from '../../shared/months.ts';
 import { MAX_RANGE_WEEKS, weekOfDateArg, weeksOfRange } from '../../shared/weeks.ts';
-import type { Row } from '../lookup-queries.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 import { DateTimeScalar } from './date-time-scalar.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 import { CORE_OF_GEOMETRY, productTypes, SINCE_4 } from './product-types.ts';
 import type { ApiPath, Entry, RequestContext } from './request-context.ts';
 
 type EntryField = GraphQLFieldConfig<Entry, RequestContext>;
+
+/**
+ * Which product an entry field returns, and how it picks periods: the field's `product`
+ * extension, read by plan-lookup.ts to know what to fetch (the schema is the one list of names).
+ */
+export type EntryProduct = 'core' | 'geometry' | 'week' | 'weeks' | 'month' | 'months';
 type DateArgs = { date?: string | null };
 type RangeArgs = { start_date: string; end_date: string };
 
@@ -33,7 +39,7 @@ function rangeArgs(type: GraphQLInputType) {
 
 function weekField(type: GraphQLOutputType, arg: GraphQLInputType, description: string): EntryField {
   return {
-    type, description, args: dateArg(arg),
+    type, description, args: dateArg(arg), extensions: { product: 'week' satisfies EntryProduct },
     resolve: (entry, args: DateArgs) => {
       const week = typeof args.date === 'string' ? weekOfDateArg(args.date) : entry.latestWeek;
       return week === null ? null : entry.found?.weeks.get(week) ?? null;
@@ -43,14 +49,14 @@ function weekField(type: GraphQLOutputType, arg: GraphQLInputType, description: 
 
 function weeksField(type: GraphQLOutputType, arg: GraphQLInputType, description: string): EntryField {
   return {
-    type: new GraphQLList(new GraphQLNonNull(type)), description, args: rangeArgs(arg),
+    type: new GraphQLList(new GraphQLNonNull(type)), description, args: rangeArgs(arg), extensions: { product: 'weeks' satisfies EntryProduct },
     resolve: (entry, args: RangeArgs) => weeksOfRange(args.start_date, args.end_date).flatMap((w) => entry.found?.weeks.get(w) ?? []),
   };
 }
 
 function monthField(type: GraphQLOutputType, arg: GraphQLInputType, description: string): EntryField {
   return {
-    type, description, args: dateArg(arg),
+    type, description, args: dateArg(arg), extensions: { product: 'month' satisfies EntryProduct },
     resolve: (entry, args: DateArgs) => {
       const month = typeof args.date === 'string' ? monthOfDateArg(args.date) : entry.latestMonth;
       return month === null ? null : entry.found?.months?.get(month) ?? null;
@@ -60,7 +66,7 @@ function monthField(type: GraphQLOutputType, arg: GraphQLInputType, description:
 
 function monthsField(type: GraphQLOutputType, arg: GraphQLInputType, description: string): EntryField {
   return {
-    type: new GraphQLList(new GraphQLNonNull(type)), description, args: rangeArgs(arg),
+    type: new GraphQLList(new GraphQLNonNull(type)), description, args: rangeArgs(arg), extensions: { product: 'months' satisfies EntryProduct },
     resolve: (entry, args: RangeArgs) => monthsOfRange(args.start_date, args.end_date).flatMap((m) => entry.found?.months?.get(m) ?? []),
   };
 }
@@ -83,17 +89,18 @@ function entryFields(path: ApiPath): GraphQLFieldConfigMap<Entry, RequestContext
   const ours = productTypes('json');
   const hosted = productTypes(path === 'v1' ? 'key_value' : 'json');
   const hostedDate = path === 'v1' ? GraphQLString : DateTimeScalar;
-  const geometry: EntryField = { type: ours.geometry, resolve: geometryOf };
+  const geometry: EntryField = { type: ours.geometry, resolve: geometryOf, extensions: { product: 'geometry' satisfies EntryProduct } };
+  const core: EntryField = { type: ours.core, resolve: (entry) => entry.found?.core ?? null, extensions: { product: 'core' satisfies EntryProduct } };
   const v1 = path === 'v1' ? ' (maps as { key value } lists, as v1 returned them)' : '';
   return {
     placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey as requested.' },
-    placedata_core: { type: ours.core, description: 'The POI\'s core attributes; null when no POI has this Placekey.', resolve: (entry) => entry.found?.core ?? null },
+    placedata_core: { ...core, description: 'The POI\'s core attributes; null when no POI has this Placekey.' },
     placedata_weekly_patterns: weekField(ours.weekly, GraphQLString, WEEK_DOC),
     placedata_weekly_patterns_range: weeksField(ours.weekly, GraphQLString, WEEKS_DOC),
     placedata_monthly_patterns: monthField(ours.monthly, GraphQLString, MONTH_DOC),
     placedata_monthly_patterns_range: monthsField(ours.monthly, GraphQLString, MONTHS_DOC),
     placedata_geometry: { ...geometry, description: `The POI's geometry; null when the served version has none for it. ${SINCE_4}` },
-    safegraph_core: { type: ours.core, description: 'The hosted Places API\'s name for `placedata_core`: the same object.', resolve: (entry) => entry.found?.core ?? null },
+    safegraph_core: { ...core, description: 'The hosted Places API\'s name for `placedata_core`: the same object.' },
     safegraph_geometry: { ...geometry, description: 'The hosted Places API\'s name for `placedata_geometry`: the same object.' },
     safegraph_weekly_patterns: weekField(hosted.weekly, hostedDate, `The hosted Places API's name for \`placedata_weekly_patterns\`${v1}. ${WEEK_DOC}`),
     safegraph_monthly_patterns: monthField(hosted.monthly, hostedDate, `The hosted Places API's name for \`placedata_monthly_patterns\`${v1}. ${MONTH_DOC}`),

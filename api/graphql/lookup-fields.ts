@@ -1,8 +1,8 @@
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { canonicalPlacekey } from '../../shared/placekey.ts';
-import { findDocuments } from '../find-documents.ts';
-import { planLookup } from '../plan-lookup.ts';
+import { findDocuments } from './find-documents.ts';
+import { planLookup } from './plan-lookup.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 import type { Entry, RequestContext } from './request-context.ts';
 

@@ -2,8 +2,8 @@ import {
   GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString,
   type GraphQLFieldConfig, type GraphQLFieldConfigMap,
 } from 'graphql';
-import { BrandList, brandsOf, extraFields, type MapStyle } from '../extra-fields.ts';
-import type { Row } from '../lookup-queries.ts';
+import { BrandList, brandsOf, extraFields, type MapStyle } from './extra-fields.ts';
+import type { Row } from '../lookup/lookup-queries.ts';
 import { CORE_COLUMNS, WEEKLY_COLUMNS } from '../../shared/version-schema.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 
@@ -45,9 +45,9 @@ function patternsSpec(period: 'week' | 'month'): GraphQLFieldConfigMap<Row, unkn
 }
 
 /**
- * The fields of a document as the look-up stores hold it (ingest/serving-tables.ts writes the
+ * The fields of a document as the look-up stores hold it (ingest/build/serving-tables.ts writes the
  * spec's columns but placekey, in this order): a selection of exactly these is written with the
- * stored text (api/compiled-execute.ts).
+ * stored text (api/graphql/compiled-execute.ts).
  */
 function storedFields(columns: readonly { readonly name: string }[]): readonly string[] {
   return columns.map((c) => c.name).filter((n) => n !== 'placekey');

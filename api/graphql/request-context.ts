@@ -1,6 +1,6 @@
-import type { Found } from '../lookup-queries.ts';
-import type { VersionCatalog } from '../version-catalog.ts';
-import type { Lease } from '../version-store.ts';
+import type { Found } from '../lookup/lookup-queries.ts';
+import type { VersionCatalog } from '../versions/version-catalog.ts';
+import type { Lease } from '../lookup/served-versions.ts';
 
 /** What each resolver sees of its request. */
 export type RequestContext = {

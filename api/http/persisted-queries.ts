@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { ErrorCodes } from '../../shared/errors.ts';
-import { noteErrorCode, sendError } from '../error-body.ts';
+import { noteErrorCode, sendError } from './error-body.ts';
 import { negotiateMediaType } from './media-type.ts';
 
 /**

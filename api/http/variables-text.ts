@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
-import { sendError } from '../error-body.ts';
+import { sendError } from './error-body.ts';
 
 /**
  * A POST whose `variables` is a string holding a JSON object (`"variables": "{\"placekeys\": [...]}"`,

@@ -1,5 +1,5 @@
 import { weekColumn } from '../../shared/version-schema.ts';
-import type { DocumentSources, Found, LookupRequest, Row } from '../lookup-queries.ts';
+import type { DocumentSources, Found, LookupRequest, Row } from './lookup-queries.ts';
 import type { LookupStore } from './lookup-store.ts';
 import { storedDocument } from './stored-document.ts';
 
@@ -13,7 +13,7 @@ export function storesAnswer(request: LookupRequest, sources: DocumentSources, s
 /**
  * The documents of a request from the look-up stores of the files holding them: one read per
  * file (its columns together), synchronous, each document proved by the store as it is read.
- * The same answer DuckDB's statement gives (api/lookup-queries.ts fetchDocuments): an entry for
+ * The same answer DuckDB's statement gives (api/lookup/lookup-queries.ts fetchDocuments): an entry for
  * each key any file holds, its `placekey` in each document (each parsed only when read:
  * api/lookup/stored-document.ts).
  * @throws LookupStoreDamaged when a store cannot prove an answer (the caller sends the version's look-ups to DuckDB).

@@ -1,4 +1,4 @@
-import type { Row } from '../lookup-queries.ts';
+import type { Row } from './lookup-queries.ts';
 
 /** The JSON text a row was read from, on rows made by `storedDocument` (undefined on any other row). */
 export const RAW_DOCUMENT = Symbol('raw document');
@@ -6,7 +6,7 @@ export const RAW_DOCUMENT = Symbol('raw document');
 /**
  * A document read from a look-up store, parsed only when a field of it is first read. A
  * response that selects exactly the document's own fields, in its order, is written with the
- * stored text itself (api/compiled-execute.ts, api/http/raw-documents.ts) and never parses it;
+ * stored text itself (api/graphql/compiled-execute.ts, api/http/raw-documents.ts) and never parses it;
  * anything else (other selections, graphql-js, other columns merged in) sees an ordinary row,
  * its `placekey` set, as a DuckDB look-up gives it.
  */

@@ -1,5 +1,5 @@
-import type { ServedVersion } from '../served-version.ts';
-import type { FilterSql } from '../search-filter.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
+import type { FilterSql } from './search-filter.ts';
 
 /**
  * Where a page starts: after a Placekey (keyset, /v2's cursors; `inclusive`: at it) or after

@@ -3,7 +3,7 @@ import { crc32 } from 'node:zlib';
 import path from 'node:path';
 import { weekColumn } from '../../shared/version-schema.ts';
 import { KeySlots } from './key-slots.ts';
-import type { Found, LookupRequest, Row } from '../../api/lookup-queries.ts';
+import type { Found, LookupRequest, Row } from '../../api/lookup/lookup-queries.ts';
 
 /** Layout version of a lookup file folder; a folder of another layout is rebuilt. */
 export const LOOKUP_FORMAT = 2;

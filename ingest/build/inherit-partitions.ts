@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sortPartitions, type FileRef, type Partition, type StoreDigest, type VersionManifest } from '../../shared/version-manifest.ts';
 import { SCHEMA_VERSION, TABLES, WHOLE_COPY_SCHEMAS } from '../../shared/version-schema.ts';
-import type { LoadReport, Product } from '../load-report.ts';
-import type { ProductLayout } from '../product-layout.ts';
+import type { LoadReport, Product } from '../drop/load-report.ts';
+import type { ProductLayout } from '../drop/product-layout.ts';
 
 /** The version a load builds on: what it is made of, and its own file's published sha256 and size. */
 export interface BaseVersion {

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Partition, VersionManifest } from '../../shared/version-manifest.ts';
 import { TABLES } from '../../shared/version-schema.ts';
-import type { LoadReport } from '../load-report.ts';
+import type { LoadReport } from '../drop/load-report.ts';
 
 /** Rows, number of periods, and first and last period of one product's partitions. */
 function summary(partitions: readonly Partition[], product: Partition['product']) {

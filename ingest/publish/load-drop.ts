@@ -1,5 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
-import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { filesOf } from '../../shared/version-manifest.ts';
@@ -9,11 +9,11 @@ import { TABLES } from '../../shared/version-schema.ts';
 import type { VersionSite } from '../../shared/version-site.ts';
 import { verifyBuiltFile } from '../../shared/verify-built-file.ts';
 import { readVersionInfo } from '../../shared/version-info.ts';
-import { buildVersion, type BuildSettings, type LoadProgress } from '../build-version.ts';
-import { identifyDrop, type DropIdentity } from '../drop-id.ts';
-import { resourceError } from '../load-failure.ts';
-import type { LoadReport } from '../load-report.ts';
-import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../temp-files.ts';
+import { buildVersion, type BuildSettings, type LoadProgress } from '../build/build-version.ts';
+import { identifyDrop, type DropIdentity } from '../drop/drop-id.ts';
+import { resourceError } from '../drop/load-failure.ts';
+import type { LoadReport } from '../drop/load-report.ts';
+import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../build/temp-files.ts';
 import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
 import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
 import { readBase } from './read-base.ts';
@@ -55,17 +55,9 @@ export interface LoadResult {
 }
 
 async function reportOf(file: string, memoryLimit: string): Promise<LoadReport> {
-  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-  try {
-    const conn = await db.connect();
-    try {
-      return JSON.parse(String((await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS r FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['r'])) as LoadReport;
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
+  return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+    return JSON.parse(String((await conn.runAndReadAll(`SELECT CAST(report AS VARCHAR) AS r FROM ${TABLES.info}`)).getRowObjectsJS()[0]!['r'])) as LoadReport;
+  });
 }
 
 /** What an already-loaded drop reports: its version, where the pointer is, and the version's report. */

@@ -1,4 +1,4 @@
-import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { readManifest } from '../../shared/version-manifest.ts';
 import type { VersionSite } from '../../shared/version-site.ts';
@@ -14,15 +14,7 @@ export async function readBase(site: VersionSite, label: string, memoryLimit: st
   const record = await site.store.record(label);
   if (!record) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `the pointer names ${label}, but no such version is stored`);
   const file = await site.cache.ensure(label, record.sha256);
-  const db = await openReadOnly(file, { memoryLimit, threads: 1 });
-  try {
-    const conn = await db.connect();
-    try {
-      return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn) };
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
-  }
+  return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
+    return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn) };
+  });
 }

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
-import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
+import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/cli/demo-drop.ts';
 
 export type CsvRow = Record<string, string>;
 

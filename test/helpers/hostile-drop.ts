@@ -75,7 +75,7 @@ const partArb: fc.Arbitrary<PartCase> = fc.record({
 
 export const dropCaseArb: fc.Arbitrary<DropCase> = fc.record({
   // Ends in é: a UTF-8 part then holds a valid multi-byte character, which tells a damaged UTF-8
-  // file from a Windows-1252 one (ingest/text-encoding.ts).
+  // file from a Windows-1252 one (ingest/drop/text-encoding.ts).
   extra: hostileName.map((s) => s + 'é'),
   parts: fc.array(partArb, { minLength: 1, maxLength: 3 }),
   served: fc.boolean(),

@@ -1,5 +1,5 @@
 import { closeSync, ftruncateSync, openSync, writeSync } from 'node:fs';
-import { seededRandom } from '../../ingest/demo-drop.ts';
+import { seededRandom } from '../../ingest/cli/demo-drop.ts';
 import { lmdbPages, type Span, type TreePage } from './lmdb-pages.ts';
 
 /** One damage to a look-up store file: bytes overwritten, or the file cut short. */

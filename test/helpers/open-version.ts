@@ -2,7 +2,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { localSite } from '../../shared/open-version-site.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
-import { ServedVersion, type ServeOptions } from '../../api/served-version.ts';
+import { ServedVersion, type ServeOptions } from '../../api/lookup/served-version.ts';
 import { VersionFiles } from '../../api/versions/version-file-set.ts';
 
 /** Opens a retained version of one machine's DATA_DIR as the web process does: its files proved, attached, routed. */

@@ -14,4 +14,4 @@ export function testConfig(dataDir: string, extra: Record<string, string> = {}):
   });
 }
 
-export { buildSettingsOf } from '../../ingest/build-settings-of.ts';
+export { buildSettingsOf } from '../../ingest/build/build-settings-of.ts';

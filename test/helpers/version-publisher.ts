@@ -1,5 +1,5 @@
 import { loadDrop } from './load-drop.ts';
-import type { BuildSettings } from '../../ingest/build-version.ts';
+import type { BuildSettings } from '../../ingest/build/build-version.ts';
 import type { ExpectedVersion, VersionedDrops } from './versioned-drops.ts';
 
 /**

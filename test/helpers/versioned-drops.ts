@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { DEMO_CORE_HEADER, DEMO_WEEKLY_HEADER, seededRandom } from '../../ingest/demo-drop.ts';
+import { DEMO_CORE_HEADER, DEMO_WEEKLY_HEADER, seededRandom } from '../../ingest/cli/demo-drop.ts';
 import { demoFixture, expectedCore, expectedWeekly, type CsvRow } from './demo-fixture.ts';
 import { KEYS, writeCsv } from './write-csv.ts';
 

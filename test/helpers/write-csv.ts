@@ -1,15 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
+import { csvField } from '../../shared/csv-field.ts';
 
-function field(v: string | number | null): string {
-  if (v === null) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 /** Writes a CSV (gzipped when the name ends in .gz) the way drops are delivered. */
 export async function writeCsv(file: string, header: readonly string[], rows: readonly (string | number | null)[][], eol = '\n'): Promise<void> {
-  const text = [header.join(','), ...rows.map((r) => r.map(field).join(','))].join(eol) + eol;
+  const text = [header.join(','), ...rows.map((r) => r.map((v) => csvField(v)).join(','))].join(eol) + eol;
   await writeFile(file, file.endsWith('.gz') ? gzipSync(text) : text);
 }
 

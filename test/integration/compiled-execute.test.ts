@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { execute, parse, type ExecutionArgs } from 'graphql';
-import { makeCompiledExecute } from '../../api/compiled-execute.ts';
-import { buildSchema } from '../../api/schema.ts';
+import { makeCompiledExecute } from '../../api/graphql/compiled-execute.ts';
+import { buildSchema } from '../../api/graphql/schema.ts';
 import { buildV2Schema } from '../../api/graphql/v2/schema.ts';
-import type { ServedVersion } from '../../api/served-version.ts';
-import { VersionCatalog } from '../../api/version-catalog.ts';
+import type { ServedVersion } from '../../api/lookup/served-version.ts';
+import { VersionCatalog } from '../../api/versions/version-catalog.ts';
 import { openVersion } from '../helpers/open-version.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { DirectoryVersionStore } from '../../shared/directory-version-store.ts';
@@ -155,6 +155,30 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(Object.keys(result.data.first[0].placedata_core)).to.deep.equal(['name', 'naics_code', 'postal_code', 'city', 'region', 't']);
     expect(result.data.first[0].none).to.equal(null);
     expect((await both(q, {}, 'Other')).result).to.deep.equal({ data: { __typename: 'Query' } });
+  });
+
+  it('reads a good root field once when another root field of the request errors (graphql-js completes the values already read)', async () => {
+    const q = `query($k: [Placekey!]) {
+      good: batch_lookup(placekeys: $k) { placekey placedata_core { city } }
+      bad: batch_lookup(placekeys: $k) { placekey placedata_weekly_patterns(date: "2022-13-01") { city } } }`;
+    const args = (): ExecutionArgs => ({ schema, document: parse(q), variableValues: { k: keys() }, contextValue: { lease: { version, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
+    const readsOf = async (run: () => Promise<unknown>) => {
+      const before = version.queryCount;
+      const result = JSON.parse(JSON.stringify(await run()));
+      return { result, reads: version.queryCount - before };
+    };
+    const reference = await readsOf(() => Promise.resolve(execute(args())));
+    paths.length = 0;
+    const ours = await readsOf(() => compiled(args()));
+    expect(paths).to.deep.equal(['error']);
+    expect(ours.result).to.deep.equal(reference.result);
+    expect(ours.result.data).to.deep.equal({ good: reference.result.data.good, bad: null });
+    expect(ours.result.data.good.map((e: { placedata_core: { city: string } | null }) => e.placedata_core?.city ?? null))
+      .to.deep.equal(keys().map((k) => fixture.core.find((r) => r['placekey'] === k)?.['city'] ?? null));
+    expect(ours.result.errors).to.deep.equal([{ message: 'date must be a calendar date written YYYY-MM-DD; got "2022-13-01"', locations: [{ line: 3, column: 7 }], path: ['bad'] }]);
+    // The bad date is refused before its field reads anything; the good field reads once.
+    expect(reference.reads).to.equal(1);
+    expect(ours.reads).to.equal(1);
   });
 
   it('leaves errors, directives and introspection to graphql-js, with the same answers', async () => {

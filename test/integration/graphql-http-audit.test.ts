@@ -3,7 +3,7 @@ import path from 'node:path';
 import { serverAudits } from 'graphql-http';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
-import { writeDemoDrop } from '../../ingest/demo-drop.ts';
+import { writeDemoDrop } from '../../ingest/cli/demo-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';

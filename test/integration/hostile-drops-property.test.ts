@@ -5,7 +5,7 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../helpers/load-drop.ts';
-import type { LoadReport } from '../../ingest/load-report.ts';
+import type { LoadReport } from '../../ingest/drop/load-report.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { dropCaseArb, encodePart, expectedOf, partName, partText, reportedEncoding, type DropCase, type ExpectedReject, type ExpectedRow } from '../helpers/hostile-drop.ts';
@@ -49,7 +49,7 @@ async function writeDrop(c: DropCase, drop: string) {
   return { rejects, rows: rows.sort(byKey), files };
 }
 
-/** The refusal the load must give when too few rows are usable (ingest/build-version.ts), or null. */
+/** The refusal the load must give when too few rows are usable (ingest/build/build-version.ts), or null. */
 function expectedRefusal(read: number, rejected: number, maxShare: number): string | null {
   if (read - rejected === 0) return `no usable core row in the drop (${read} read, ${rejected} rejected)`;
   const share = rejected / read;

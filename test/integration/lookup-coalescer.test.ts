@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import type { DuckDBInstance } from '@duckdb/node-api';
-import { ConnectionPool } from '../../api/connection-pool.ts';
-import { LookupCoalescer } from '../../api/lookup-coalescer.ts';
-import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from '../../api/lookup-queries.ts';
+import { ConnectionPool } from '../../api/lookup/connection-pool.ts';
+import { LookupCoalescer } from '../../api/lookup/lookup-coalescer.ts';
+import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from '../../api/lookup/lookup-queries.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { versionFilePath } from '../../shared/version-files.ts';

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { execute, parse, type ExecutionArgs } from 'graphql';
-import { makeCompiledExecute } from '../../api/compiled-execute.ts';
-import { buildSchema } from '../../api/schema.ts';
+import { makeCompiledExecute } from '../../api/graphql/compiled-execute.ts';
+import { buildSchema } from '../../api/graphql/schema.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { openVersion } from '../helpers/open-version.ts';
 import { asOlderRelease } from '../helpers/older-release.ts';

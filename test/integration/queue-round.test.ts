@@ -15,7 +15,7 @@ import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.ts
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
-import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/demo-drop.ts';
+import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/cli/demo-drop.ts';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ServedVersion } from '../../api/served-version.ts';
+import { ServedVersion } from '../../api/lookup/served-version.ts';
 import { openVersion } from '../helpers/open-version.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

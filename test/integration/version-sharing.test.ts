@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { copyFile, mkdir, open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { identifyDrop } from '../../ingest/drop-id.ts';
-import { listVersions } from '../../ingest/list-versions.ts';
+import { identifyDrop } from '../../ingest/drop/drop-id.ts';
+import { listVersions } from '../../ingest/cli/list-versions.ts';
 import { loadDrop as load } from '../../ingest/publish/load-drop.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';

@@ -3,7 +3,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { webPages } from '../../api/web-pages.ts';
+import { webPages } from '../../api/pages/web-pages.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { testConfig } from '../helpers/test-config.ts';

@@ -11,10 +11,10 @@ import { checkLookup, lookupBody, lookupMaker, VersionedDrops, type Lookup } fro
 import { VersionPublisher } from '../helpers/version-publisher.ts';
 import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
-import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/demo-drop.ts';
-import { identifyDrop } from '../../ingest/drop-id.ts';
-import { listVersions } from '../../ingest/list-versions.ts';
-import { createLoadQueue, enqueueLoad } from '../../ingest/load-queue.ts';
+import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/cli/demo-drop.ts';
+import { identifyDrop } from '../../ingest/drop/drop-id.ts';
+import { listVersions } from '../../ingest/cli/list-versions.ts';
+import { createLoadQueue, enqueueLoad } from '../../ingest/queue/load-queue.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';

@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import { expect } from 'chai';
-import { buildInstanceOptions } from '../../ingest/build-instance-options.ts';
+import { buildInstanceOptions } from '../../ingest/build/build-instance-options.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 describe('buildInstanceOptions', () => {

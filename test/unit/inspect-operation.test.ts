@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { inspectOperation } from '../../api/inspect-operation.ts';
+import { inspectOperation } from '../../api/graphql/inspect-operation.ts';
 
 const MAX_TOKENS = 5000;
 const look = (query: unknown, variables?: unknown, operationName?: unknown) => inspectOperation({ query, variables, operationName }, MAX_TOKENS);

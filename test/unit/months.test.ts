@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { productsOf } from '../../ingest/drop-files.ts';
+import { productsOf } from '../../ingest/drop/drop-files.ts';
 import { AppError } from '../../shared/errors.ts';
 import { monthOfDateArg, monthsOfRange } from '../../shared/months.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { Request } from 'express';
-import { operationOf, outcomeOf } from '../../api/request-kind.ts';
+import { operationOf, outcomeOf } from '../../api/http/request-kind.ts';
 
 /** The parts of a request operationOf reads (path, method, parsed body or URL). */
 function request(method: string, url: string, body?: unknown): Request {

@@ -1,10 +1,10 @@
 import { GraphQLInt, GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLObjectType } from 'graphql';
 import { AppError, ErrorCodes } from '../../../shared/errors.ts';
-import { findDocuments } from '../../find-documents.ts';
-import { planLookup } from '../../plan-lookup.ts';
+import { findDocuments } from '../find-documents.ts';
+import { planLookup } from '../plan-lookup.ts';
 import { placesPage } from '../../search/places-page.ts';
-import { DEFAULT_PAGE, MAX_PAGE } from '../../search-field.ts';
-import { filterSql, SearchFilterInput, type SearchFilter } from '../../search-filter.ts';
+import { DEFAULT_PAGE, MAX_PAGE } from '../search-field.ts';
+import { filterSql, SearchFilterInput, type SearchFilter } from '../../search/search-filter.ts';
 import type { Entry, RequestContext } from '../request-context.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { GraphQLObjectType, GraphQLSchema } from 'graphql';
-import { searchField } from '../../search-field.ts';
+import { searchField } from '../search-field.ts';
 import { datasetVersionsField } from '../dataset-versions.ts';
 import { entryType } from '../entry-type.ts';
 import { batchLookupField, lookupField } from '../lookup-fields.ts';

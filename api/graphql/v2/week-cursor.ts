@@ -9,7 +9,7 @@ export interface WeekPosition {
   readonly week: string;
 }
 
-/** The prefix names the layout, as `pk1:` does for the cursors of places (api/search-cursor.ts). */
+/** The prefix names the layout, as `pk1:` does for the cursors of places (api/search/search-cursor.ts). */
 const PREFIX = 'pw1:';
 
 /** The opaque cursor of a weekly result: its Placekey and week, in base64url. */

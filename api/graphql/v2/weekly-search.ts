@@ -1,11 +1,11 @@
 import { GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString } from 'graphql';
 import { formatIsoDate } from '../../../shared/weeks.ts';
-import { findDocuments } from '../../find-documents.ts';
-import type { Row } from '../../lookup-queries.ts';
-import type { LookupPlan } from '../../plan-lookup.ts';
+import { findDocuments } from '../find-documents.ts';
+import type { Row } from '../../lookup/lookup-queries.ts';
+import type { LookupPlan } from '../plan-lookup.ts';
 import { placesPage } from '../../search/places-page.ts';
-import type { FilterSql } from '../../search-filter.ts';
-import type { ServedVersion } from '../../served-version.ts';
+import type { FilterSql } from '../../search/search-filter.ts';
+import type { ServedVersion } from '../../lookup/served-version.ts';
 import { productTypes } from '../product-types.ts';
 import type { WeekPosition } from './week-cursor.ts';
 

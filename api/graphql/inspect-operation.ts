@@ -1,0 +1,182 @@
+import {
+  Kind,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
+} from 'graphql';
+import { collectFields } from './collect-fields.ts';
+import { documentsFor } from './document-cache.ts';
+import type { GraphqlParams } from './request-params.ts';
+
+/** What the rate limiter and the transport checks need to know of a request, before GraphQL runs. */
+export interface OperationShape {
+  /** `query`, `mutation` or `subscription`; null when the document does not parse or does not name one operation. */
+  readonly type: string | null;
+  /** Placekeys asked for across the operation's `batch_lookup`, `lookup` and `search` fields (see `inspectOperation`). */
+  readonly placekeys: number;
+}
+
+/**
+ * How one field counts: a fixed number, or a variable's value: the length of a list
+ * (`batch_lookup`'s `placekeys`) or an integer (`results`' `first` in a `search`).
+ */
+type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean };
+
+/** What a search page costs: `first` as asked (the API refuses more than SEARCH_MAX_PAGE), 20 when not given. */
+const SEARCH_DEFAULT_PAGE = 20;
+const SEARCH_MAX_PAGE = 1000;
+
+function pageSize(value: unknown): number {
+  return typeof value === 'number' && Number.isInteger(value) ? Math.min(Math.max(value, 0), SEARCH_MAX_PAGE) : SEARCH_DEFAULT_PAGE;
+}
+
+function firstTerm(operation: OperationDefinitionNode, value: ValueNode | undefined): Term {
+  if (value?.kind === Kind.VARIABLE) {
+    const name = value.name.value;
+    const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === name);
+    const fallback = definition?.defaultValue?.kind === Kind.INT ? pageSize(Number(definition.defaultValue.value)) : SEARCH_DEFAULT_PAGE;
+    return { variable: name, fallback, int: true };
+  }
+  return { fixed: pageSize(value?.kind === Kind.INT ? Number(value.value) : undefined) };
+}
+
+interface Plan {
+  readonly type: string;
+  readonly terms: readonly Term[];
+  readonly rootFields: readonly string[];
+}
+
+/** Literal value -> Placekeys it stands for (a single value is coerced to a one-item list). */
+function countLiteral(value: ValueNode | undefined): number {
+  if (value === undefined || value.kind === Kind.NULL) return 0;
+  return value.kind === Kind.LIST ? value.values.length : 1;
+}
+
+function termOf(operation: OperationDefinitionNode, value: ValueNode | undefined): Term {
+  if (value?.kind !== Kind.VARIABLE) return { fixed: countLiteral(value) };
+  const name = value.name.value;
+  const definition = operation.variableDefinitions?.find((d) => d.variable.name.value === name);
+  return { variable: name, fallback: countLiteral(definition?.defaultValue) };
+}
+
+/** The children of a /v2 search that hold pages (`places { results }`, `weekly_patterns { results }`). */
+const PAGED = new Set(['places', 'weekly_patterns']);
+
+/**
+ * What a root `search` costs, by response key. /v2's form costs the `first` of each page
+ * (`places { results(first:) }`, `weekly_patterns { results(first:) }`); /v1's form
+ * (`search(first:, after:, filter:) { placekey ... }`, entries directly) costs its own `first`.
+ * The forms are told apart by the document alone: /v1's has `first` or `after` on `search`, or
+ * selects entry fields (a `weekly_patterns` there is an entry's range, with no `results`).
+ */
+function searchTerms(search: FieldNode, key: string, operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): Map<string, Term> {
+  const terms = new Map<string, Term>();
+  const children = collectFields(search.selectionSet, fragments).filter((f) => f.name.value !== '__typename');
+  const entryLike = (f: FieldNode) => !PAGED.has(f.name.value)
+    || (f.name.value === 'weekly_patterns' && collectFields(f.selectionSet, fragments).some((g) => g.name.value !== 'results' && g.name.value !== '__typename'));
+  const argument = (node: FieldNode, name: string) => node.arguments?.find((a) => a.name.value === name);
+  if (argument(search, 'first') || argument(search, 'after') || children.some(entryLike)) {
+    terms.set(key, firstTerm(operation, argument(search, 'first')?.value));
+    return terms;
+  }
+  for (const child of children) {
+    for (const results of collectFields(child.selectionSet, fragments).filter((f) => f.name.value === 'results')) {
+      terms.set(`${key}.${child.alias?.value ?? child.name.value}.${results.alias?.value ?? 'results'}`, firstTerm(operation, argument(results, 'first')?.value));
+    }
+  }
+  return terms;
+}
+
+/**
+ * The root `batch_lookup` fields of an operation, one per response key: fields with the same
+ * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
+ */
+function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): { terms: Term[]; rootFields: string[] } {
+  const byResponseKey = new Map<string, Term>();
+  const rootFields = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode | undefined): void => {
+    for (const sel of set?.selections ?? []) {
+      if (sel.kind === Kind.FIELD) {
+        if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
+        const name = sel.name.value;
+        const key = sel.alias?.value ?? name;
+        // `lookup` (the hosted API's single look-up, and its v1-early name `place`) asks for one Placekey.
+        if (name === 'lookup' || name === 'place') byResponseKey.set(key, { fixed: 1 });
+        if (name === 'search') for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
+        if (name !== 'batch_lookup' && name !== 'places') continue;
+        const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
+        byResponseKey.set(key, termOf(operation, argument?.value));
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        walk(sel.selectionSet);
+      } else if (!seen.has(sel.name.value)) {
+        // Once per fragment: spreading it again adds the same response keys (and stops cycles).
+        seen.add(sel.name.value);
+        walk(fragments[sel.name.value]?.selectionSet);
+      }
+    }
+  };
+  walk(operation.selectionSet);
+  return { terms: [...byResponseKey.values()], rootFields: [...rootFields].sort() };
+}
+
+function planOf(document: DocumentNode): Map<string, Plan> {
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+  const operations: OperationDefinitionNode[] = [];
+  for (const d of document.definitions) {
+    if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
+    else if (d.kind === Kind.OPERATION_DEFINITION) operations.push(d);
+  }
+  const plans = new Map<string, Plan>();
+  for (const op of operations) {
+    const plan = { type: op.operation as string, ...collectLookups(op, fragments) };
+    // '' stands for "the only operation", which a request may select without a name.
+    if (operations.length === 1) plans.set('', plan);
+    if (op.name) plans.set(op.name.value, plan);
+  }
+  return plans;
+}
+
+/** The facts of each document's operations, derived once per document (the document cache keeps documents by text). */
+const facts = new WeakMap<DocumentNode, Map<string, Plan>>();
+
+function planFor(params: GraphqlParams, maxTokens: number): Plan | undefined {
+  if (typeof params.query !== 'string') return undefined;
+  // Parsed as GraphQL execution parses it, through the same cache: one parse per document.
+  const document = documentsFor(maxTokens).tryParse(params.query);
+  if (!document) return undefined; // GraphQL refuses it with its own code later; here it only needs a shape.
+  let plans = facts.get(document);
+  if (!plans) facts.set(document, (plans = planOf(document)));
+  return plans.get(typeof params.operationName === 'string' ? params.operationName : '');
+}
+
+function countVariable(variables: unknown, term: { variable: string; fallback: number; int?: boolean }): number {
+  const vars = typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? variables as Record<string, unknown> : {};
+  if (!Object.hasOwn(vars, term.variable)) return term.fallback;
+  const value = vars[term.variable];
+  if (term.int) return value === null ? SEARCH_DEFAULT_PAGE : pageSize(value);
+  if (value === null) return 0;
+  return Array.isArray(value) ? value.length : 1;
+}
+
+/**
+ * The operation a request selects and the Placekeys it asks for (one per root `lookup`, plus): the sum, over the operation's
+ * root `batch_lookup` fields (through fragments; one per response key), of the length of each
+ * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied), plus
+ * the `first` of each page of each root `search` (20 when not given, at most 1000).
+ * A document that does not parse, or a request that does not select one operation, asks for 0.
+ */
+export function inspectOperation(params: GraphqlParams, maxTokens: number): OperationShape {
+  const plan = planFor(params, maxTokens);
+  if (!plan) return { type: null, placekeys: 0 };
+  let placekeys = 0;
+  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
+  return { type: plan.type, placekeys };
+}
+
+/**
+ * Names (not aliases) of the root fields of the operation a request selects, through fragments,
+ * without `__typename`, sorted, each once; null when the document does not parse or does not
+ * select one operation. For naming the operation in metrics and logs.
+ */
+export function inspectRootFields(params: GraphqlParams, maxTokens: number): readonly string[] | null {
+  return planFor(params, maxTokens)?.rootFields ?? null;
+}

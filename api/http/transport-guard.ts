@@ -1,0 +1,93 @@
+import type { NextFunction, Request, Response } from 'express';
+import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { createHandler, parseRequestParams, type Request as HttpRequest, type Response as HttpResponse, type ResponseInit } from 'graphql-http';
+import { ErrorCodes } from '../../shared/errors.ts';
+import { sendError } from './error-body.ts';
+import { inspectOperation } from '../graphql/inspect-operation.ts';
+import { requestParams } from '../graphql/request-params.ts';
+
+/** What graphql-http's request checks see: the method, URL and headers; the body is not read yet. */
+function unreadRequest(req: Request): HttpRequest<Request, null> {
+  return { method: req.method, url: req.url, headers: req.headers, body: () => '{}', raw: req, context: null };
+}
+
+/** Returned by the probe's own parseRequestParams: graphql-http's checks before it passed. */
+const PASSED: HttpResponse = [null, { status: 200, statusText: 'OK' }];
+
+/**
+ * graphql-http's handler run only as far as its request checks: its Accept negotiation (406),
+ * then (our parseRequestParams) graphql-http's own parseRequestParams for the method (405) and
+ * Content-Type (415). Nothing is parsed or executed: the schema is never reached.
+ */
+const probe = createHandler<Request, null>({
+  schema: new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { _: { type: GraphQLString } } }) }),
+  parseRequestParams: async (req) => {
+    // Throws only for a GET whose URL does not parse, which graphql-http answers itself later.
+    const checked = await parseRequestParams(req).catch(() => null);
+    return Array.isArray(checked) ? checked : PASSED;
+  },
+});
+
+/**
+ * What graphql-http would refuse with an empty body, in the order this API has always answered
+ * them: the method (405), then Accept (406), then Content-Type (415); null when it would not.
+ */
+async function refusalOf(req: Request): Promise<ResponseInit | null> {
+  const request = unreadRequest(req);
+  const checked = await parseRequestParams(request).catch(() => null);
+  if (Array.isArray(checked) && checked[1].status === 405) return checked[1];
+  const [, init] = await probe(request);
+  return init.status === 200 ? null : init;
+}
+
+/**
+ * Refuses what graphql-http would refuse with an empty body (method, Accept, Content-Type),
+ * asking graphql-http itself, with the same status and headers and a GraphQL-shaped body with
+ * `BAD_REQUEST`, before the body is read.
+ */
+export function transportGuard() {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    refusalOf(req).then((refused) => {
+      if (!refused) return next();
+      const headers = (refused.headers ?? {}) as Record<string, string>;
+      if (refused.status === 405) {
+        return sendError(res, 405, ErrorCodes.BAD_REQUEST, `Method ${req.method} is not allowed: use POST (or GET for queries)`, { Allow: headers['allow'] ?? 'GET, POST' });
+      }
+      if (refused.status === 406) {
+        return sendError(res, 406, ErrorCodes.BAD_REQUEST, 'Not acceptable: the API answers application/graphql-response+json or application/json', { Accept: headers['accept'] ?? '' });
+      }
+      sendError(res, refused.status ?? 415, ErrorCodes.BAD_REQUEST, 'Unsupported content type: send application/json (UTF-8)');
+    }, next);
+  };
+}
+
+/**
+ * After the body is parsed: a JSON array (batched operations) is refused, since one response
+ * must name one version and carry one row count; a mutation over GET gets 405 with a code.
+ */
+export function bodyGuard(maxTokens: number) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    if (Array.isArray(req.body)) {
+      return sendError(res, 400, ErrorCodes.BAD_REQUEST, 'Batched operations (a JSON array) are not supported: send one operation per request');
+    }
+    if (req.method === 'GET') {
+      const { type } = inspectOperation(requestParams(req), maxTokens);
+      if (type === 'mutation') {
+        return sendError(res, 405, ErrorCodes.BAD_REQUEST, 'Cannot perform mutations over GET', { Allow: 'POST' });
+      }
+    }
+    next();
+  };
+}
+
+/**
+ * OPTIONS (a browser's CORS preflight, or a client asking what is allowed): 204 with `Allow`, no
+ * key needed. Access-Control-* fields are added before this by the CORS middleware, for the
+ * configured origins only (CORS_ORIGINS; none by default, so browsers then refuse cross-origin
+ * calls).
+ */
+export function preflight(allow: string) {
+  return (_req: Request, res: Response): void => {
+    res.status(204).set('Allow', allow).end();
+  };
+}

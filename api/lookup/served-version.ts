@@ -1,0 +1,329 @@
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { quoteIdent } from '../../shared/sql.ts';
+import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../../shared/version-manifest.ts';
+import { READABLE_SCHEMAS, SERVING, TABLES, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
+import { ConnectionPool } from './connection-pool.ts';
+import { LookupCoalescer } from './lookup-coalescer.ts';
+import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
+import type { LookupStore } from './lookup-store.ts';
+import type { OpenStores } from './open-stores.ts';
+import { storeDocuments, storesAnswer } from './store-documents.ts';
+import type { VersionFileSet } from '../versions/version-file-set.ts';
+
+/**
+ * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,
+ * above the index scan that already finds exactly those keys. Served versions run no other
+ * `IN` lists (search and export filter by ranges and equality), so the rewrite is turned off for
+ * them: a 100-key look-up statement took 3.04 ms instead of 4.00 in-process at 1M POIs
+ * (docs/architecture.md, Performance). It cannot be set per connection.
+ */
+const LOOKUP_TUNING: readonly string[] = ['in_clause'];
+
+export interface ServeOptions {
+  readonly memoryLimit: string;
+  readonly threads: number | null;
+  readonly connections: number;
+  /** Most keys one coalesced look-up query binds (see LookupCoalescer). */
+  readonly coalesceKeys: number;
+  /**
+   * The process's open look-up stores (LOOKUP_STORES on, the default): look-ups of core and weeks
+   * read the stores of the files holding them. Without it every look-up is a DuckDB statement.
+   */
+  readonly stores?: OpenStores;
+  /** Told when a store fails in service (the version's look-ups go to DuckDB from then on). */
+  readonly onStoreError?: (label: string, message: string) => void;
+}
+
+/** Where a version's look-ups of core and weeks are read from. */
+export type LookupPath = 'lookup_store' | 'duckdb';
+
+/** The products a version's tables hold, for search and export: each read from the file that holds it. */
+export type TableProduct = 'core' | 'weekly' | 'monthly' | 'geometry';
+
+/**
+ * One open version: its own file and every earlier file it inherits from, attached read-only in
+ * one DuckDB instance, each under its label, and the version's manifest saying which file holds
+ * core, geometry, each week and each month. Shared by the requests that hold it: a request retains
+ * it for its whole life, so every query of a response reads the same version; a retired version
+ * closes when its last request releases it.
+ */
+export class ServedVersion {
+  readonly label: string;
+  /** The version's own file on this machine (its report and facts are there). */
+  readonly file: string;
+  readonly manifest: VersionManifest;
+  /** The newest week (its Monday, YYYY-MM-DD) in this version, answered when `date` is omitted. */
+  readonly latestWeek: string | null;
+  /** The newest month (its 1st, YYYY-MM-01) of monthly patterns, answered when `date` is omitted. */
+  readonly latestMonth: string | null;
+  /** Whether the version has geometry and monthly documents to read (`serve_more`, schema 4 on). */
+  readonly hasGeometry: boolean;
+  /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
+  readonly coreColumns: ReadonlySet<string>;
+  /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
+  readonly weeks: readonly string[];
+  /** The months (1sts, YYYY-MM-01) of monthly patterns this version holds, oldest first. */
+  readonly months: readonly string[];
+  /** Look-ups answered from each path, since the version opened. */
+  readonly lookupCounts: Record<LookupPath, number> = { lookup_store: 0, duckdb: 0 };
+  readonly #routes: PartitionRoutes;
+  /** Per file: the serving columns it has (`x<Monday>` of serve_extras, to know which weeks have other columns). */
+  readonly #extrasColumns: ReadonlyMap<string, ReadonlySet<string>>;
+  readonly #instance: DuckDBInstance;
+  readonly #pool: ConnectionPool;
+  readonly #lookups: LookupCoalescer;
+  readonly #sources: DocumentSources;
+  /** The look-up stores of its files, by file label (only files that have one that proved right). */
+  #stores: ReadonlyMap<string, LookupStore>;
+  /** Why look-ups of some or all of its files go to DuckDB: a store missing, damaged, or failed in service. */
+  storeErrors: string[];
+  readonly #release: () => void;
+  readonly #onStoreError: ((label: string, message: string) => void) | undefined;
+  #refs = 0;
+  #queries = 0;
+  #retired = false;
+  #closed = false;
+
+  private constructor(file: string, manifest: VersionManifest, columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
+    stores: { readonly open: ReadonlyMap<string, LookupStore>; readonly errors: string[]; readonly release: () => void }) {
+    this.label = manifest.label;
+    this.file = file;
+    this.manifest = manifest;
+    this.#routes = routesOf(manifest);
+    this.weeks = [...this.#routes.weeks.keys()];
+    this.months = [...this.#routes.months.keys()];
+    this.latestWeek = this.weeks.at(-1) ?? null;
+    this.latestMonth = this.months.at(-1) ?? null;
+    this.hasGeometry = this.#routes.geometry !== null;
+    this.coreColumns = columns.core.get(this.#routes.core ?? this.label) ?? new Set();
+    this.#extrasColumns = columns.extras;
+    this.#instance = instance;
+    this.#pool = pool;
+    this.#stores = stores.open;
+    this.storeErrors = stores.errors;
+    this.#release = stores.release;
+    this.#onStoreError = options.onStoreError;
+    const routes = this.#routes;
+    this.#sources = {
+      core: routes.core, geometry: routes.geometry,
+      week: (w) => routes.weeks.get(w)!, month: (m) => routes.months.get(m)!,
+    };
+    this.#lookups = new LookupCoalescer((request) => pool.use((conn) => fetchDocuments(conn, request, this.#sources)), options.connections, options.coalesceKeys);
+  }
+
+  /**
+   * Opens a version from its local, verified files: its own file, with every file it inherits
+   * from attached under its label, then checks the file is a version of a schema this code reads
+   * and that its manifest names the same files, with the same sha256, as its record.
+   * @throws AppError VERSION_INVALID when it is not.
+   */
+  static async open(set: VersionFileSet, options: ServeOptions): Promise<ServedVersion> {
+    const attach = [...set.files].map(([label, path]) => ({ label, path }));
+    const instance = await openReadOnly(set.own, { ...options, disabledOptimizers: LOOKUP_TUNING }, attach);
+    try {
+      const pool = await ConnectionPool.create(instance, options.connections);
+      try {
+        const manifest = await pool.use((conn) => readManifest(conn));
+        // Checked before anything else reads the file: an older schema has no serving table.
+        if (manifest.label !== set.label || !READABLE_SCHEMAS.includes(manifest.schemaVersion)) {
+          throw new AppError(ErrorCodes.VERSION_INVALID, `${set.own} holds ${manifest.label} (schema ${manifest.schemaVersion}), expected ${set.label} (schema ${READABLE_SCHEMAS.join(' or ')})`);
+        }
+        assertSameFiles(manifest, set);
+        const columns = await pool.use((conn) => readFileColumns(conn, [set.label, ...set.files.keys()]));
+        return new ServedVersion(set.own, manifest, columns, instance, pool, options, acquireStores(set, options.stores));
+      } catch (err) {
+        pool.close();
+        throw err;
+      }
+    } catch (err) {
+      instance.closeSync();
+      throw err;
+    }
+  }
+
+  /** Where look-ups of core and weeks are read from now: the stores when the newest week's and core's files have them. */
+  get lookupPath(): LookupPath {
+    const newest = this.latestWeek === null ? null : this.#routes.weeks.get(this.latestWeek)!;
+    const needed = [this.#routes.core, newest].filter((f): f is string => f !== null);
+    return needed.length > 0 && needed.every((f) => this.#stores.has(f)) ? 'lookup_store' : 'duckdb';
+  }
+
+  /** Whether the version holds patterns for the week starting on this Monday (YYYY-MM-DD). */
+  hasWeek(week: string): boolean {
+    return this.#routes.weeks.has(week);
+  }
+
+  /** Whether the version holds monthly patterns for the month starting on this 1st (YYYY-MM-01). */
+  hasMonth(month: string): boolean {
+    return this.#routes.months.has(month);
+  }
+
+  /** Whether the version holds other delivered columns (beyond the spec's) for that week. */
+  hasWeekExtras(week: string): boolean {
+    const file = this.#routes.weeks.get(week);
+    return file !== undefined && (this.#extrasColumns.get(file)?.has(weekExtrasColumn(week)) ?? false);
+  }
+
+  /**
+   * Where a product's rows are in this version: the database (a file's label) and table. Core and
+   * geometry come from the file holding them, a week's or month's rows from the file holding that
+   * period (`period` required for weekly and monthly). A product the version never had is read
+   * from its own file's empty table.
+   */
+  sourceOf(product: TableProduct, period: string | null = null): { readonly database: string; readonly table: string } {
+    const routes = this.#routes;
+    const file = product === 'core' ? routes.core : product === 'geometry' ? routes.geometry
+      : (product === 'weekly' ? routes.weeks : routes.months).get(period ?? '') ?? null;
+    const table = { core: TABLES.core, weekly: TABLES.weekly, monthly: TABLES.monthly, geometry: TABLES.geometry }[product];
+    return { database: file ?? this.label, table };
+  }
+
+  /** The same, as SQL: `"<label>".<table>`. */
+  tableOf(product: TableProduct, period: string | null = null): string {
+    const { database, table } = this.sourceOf(product, period);
+    return `${quoteIdent(database)}.${table}`;
+  }
+
+  /**
+   * The documents of a look-up: from the look-up stores of the files holding them when they can
+   * answer (the spec's documents), else fetched with DuckDB together with concurrent requests'
+   * look-ups on this version.
+   */
+  lookup(request: LookupRequest): Promise<Map<string, Found>> {
+    this.#queries++;
+    if (this.#stores.size > 0 && storesAnswer(request, this.#sources, this.#stores)) {
+      try {
+        const found = storeDocuments(request, this.#sources, this.#stores);
+        this.lookupCounts.lookup_store++;
+        return Promise.resolve(found);
+      } catch (err) {
+        // A store that cannot prove an answer is never trusted again by this version: DuckDB answers this look-up, and the rest.
+        const message = (err as Error).message;
+        this.#stores = new Map();
+        this.storeErrors = [...this.storeErrors, message];
+        this.#onStoreError?.(this.label, message);
+      }
+    }
+    this.lookupCounts.duckdb++;
+    return this.#lookups.fetch(request);
+  }
+
+  query<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    this.#queries++;
+    return this.#pool.use(work);
+  }
+
+  /**
+   * A connection of its own, outside the pool, for a long read (a bulk export streams for
+   * seconds to minutes: on a pool connection it would hold back API_CONNECTIONS look-ups). The
+   * caller must hold a lease on this version, and close the connection before releasing it.
+   */
+  async connectApart(): Promise<DuckDBConnection> {
+    if (this.#closed) throw new Error('version is closed');
+    this.#queries++;
+    return this.#instance.connect();
+  }
+
+  /** How many times requests have read this version's data (for metrics, and to prove refusals read nothing). */
+  get queryCount(): number {
+    return this.#queries;
+  }
+
+  retain(): void {
+    this.#refs++;
+  }
+
+  release(): void {
+    this.#refs--;
+    this.#closeIfDone();
+  }
+
+  /** No new request will retain it; it closes once the requests holding it finish. */
+  retire(): void {
+    this.#retired = true;
+    this.#closeIfDone();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  #closeIfDone(): void {
+    if (!this.#retired || this.#refs > 0 || this.#closed) return;
+    this.#closed = true;
+    this.#release();
+    this.#pool.close();
+    this.#instance.closeSync();
+  }
+
+  /**
+   * Right after opening, DuckDB look-ups are several times slower until the blocks they touch are
+   * cached; one scan of the key, core and newest week before the version takes traffic warms them.
+   * Not needed when those are read from the look-up stores (their pages were read by the proof).
+   */
+  async warm(): Promise<void> {
+    if (this.lookupPath === 'lookup_store') return;
+    const core = this.#routes.core;
+    const newest = this.latestWeek;
+    await this.#pool.use(async (conn) => {
+      if (core !== null) await conn.run(`SELECT count(placekey), sum(length(core)) FROM ${quoteIdent(core)}.${SERVING.places}`);
+      if (newest !== null) await conn.run(`SELECT sum(length(${quoteIdent(weekColumn(newest))})) FROM ${quoteIdent(this.#routes.weeks.get(newest)!)}.${SERVING.places}`);
+    });
+  }
+}
+
+/**
+ * Opens the look-up stores of a version's files (shared with other versions in the process). A
+ * store that fails its open checks is left out, said in `errors`: that file's look-ups go to DuckDB.
+ */
+function acquireStores(set: VersionFileSet, stores: OpenStores | undefined): { open: Map<string, LookupStore>; errors: string[]; release: () => void } {
+  const open = new Map<string, LookupStore>();
+  const errors = [...set.storeErrors];
+  if (stores) {
+    for (const [label, { path, digest }] of set.stores) {
+      try {
+        open.set(label, stores.acquire(label, path, digest));
+      } catch (err) {
+        errors.push((err as Error).message);
+      }
+    }
+  }
+  let released = false;
+  return {
+    open, errors,
+    release: () => {
+      if (released) return;
+      released = true;
+      for (const label of open.keys()) stores!.release(label);
+    },
+  };
+}
+
+/** The version's files must be exactly those its record names, with the same sha256 (both are written by one publish). */
+function assertSameFiles(manifest: VersionManifest, set: VersionFileSet): void {
+  const recorded = new Map(set.record.files.map((f) => [f.label, f.sha256]));
+  const same = manifest.files.length === recorded.size && manifest.files.every((f) => recorded.get(f.label) === f.sha256);
+  if (!same) throw new AppError(ErrorCodes.VERSION_INVALID, `${set.label}: its file names other inherited files than its record`);
+}
+
+interface FileColumns {
+  /** Per file: the columns of its places_core. */
+  readonly core: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per file: the columns of its serve_extras. */
+  readonly extras: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+/** The columns of places_core and serve_extras in each file of the version (attached under their labels). */
+async function readFileColumns(conn: DuckDBConnection, labels: readonly string[]): Promise<FileColumns> {
+  const rows = (await conn.runAndReadAll(`SELECT database_name, table_name, column_name FROM duckdb_columns()
+    WHERE schema_name = 'main' AND table_name IN ($core, $extras)`, { core: TABLES.core, extras: SERVING.extras })).getRowObjectsJS();
+  const core = new Map<string, Set<string>>(labels.map((l) => [l, new Set()]));
+  const extras = new Map<string, Set<string>>(labels.map((l) => [l, new Set()]));
+  for (const r of rows) {
+    const target = r['table_name'] === TABLES.core ? core : extras;
+    target.get(String(r['database_name']))?.add(String(r['column_name']));
+  }
+  return { core, extras };
+}

@@ -1,0 +1,296 @@
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import type { VersionPointer } from '../../shared/version-pointer.ts';
+import { parseLabel } from '../../shared/version-label.ts';
+import { ServedVersion, type ServeOptions } from './served-version.ts';
+import type { VersionFileSet, VersionFiles } from '../versions/version-file-set.ts';
+
+/** A request's hold on one version: every query of the request uses it. Release exactly once. */
+export interface Lease {
+  readonly version: ServedVersion;
+  release(): void;
+}
+
+export interface VersionStoreOptions extends ServeOptions {
+  readonly pollMs: number;
+  /** The pointer followed (the CURRENT file on one machine, the Redis key on many). */
+  readonly pointer: VersionPointer;
+  /** Where a version's files are got, verified (the site's cache). */
+  readonly files: VersionFiles;
+  /**
+   * Whether start() waits for the current version (default true). A process that downloads
+   * versions starts listening at once and answers /readyz 503 until the download is done.
+   */
+  readonly waitForFirst?: boolean;
+}
+
+/** A version the pointer named that this process refused to serve, and why (for /readyz, the log and the status page). */
+export interface RefusedVersion {
+  readonly label: string;
+  readonly reason: string;
+  readonly at: string;
+}
+
+/** Retained versions kept open for pinned requests besides the current one (least recently used closes first). */
+export const MAX_PINNED_OPEN = 2;
+
+function lease(version: ServedVersion): Lease {
+  version.retain();
+  let released = false;
+  return {
+    version,
+    release: () => {
+      if (released) return;
+      released = true;
+      version.release();
+    },
+  };
+}
+
+/**
+ * Follows the pointer (the CURRENT file, or the Redis key with its announcements): serves the
+ * version it names, and when it changes (seen by a file watch or an announcement, or by polling
+ * where those are unreliable) gets the new file (downloaded and verified, with a version store),
+ * opens it, sends new requests to it, and closes the old one once the requests holding it have
+ * finished. A pointer to a missing or broken file is logged and ignored: the version in service stays.
+ */
+export class ServedVersions {
+  readonly #options: VersionStoreOptions;
+  readonly #log: Logger;
+  #current: ServedVersion | null = null;
+  #refreshing: Promise<void> = Promise.resolve();
+  #timer: NodeJS.Timeout | null = null;
+  #unwatch: (() => void) | null = null;
+  readonly #pointer: VersionPointer;
+  readonly #files: VersionFiles;
+  #closed = false;
+  #failedLabel: string | null = null;
+  /** The version served before the current one (kept in the cache for a quick rollback). */
+  #previousLabel: string | null = null;
+  /** Versions opened for pinned requests, least recently used first. */
+  readonly #pinned = new Map<string, Promise<ServedVersion>>();
+
+  /** Look-up stores left out at an open or failed in service since the process started (placedata_lookup_store_failures). */
+  storeFailures = 0;
+  /** The last version the pointer named that could not be served, while the pointer still names it. */
+  #refused: RefusedVersion | null = null;
+
+  constructor(options: VersionStoreOptions, log: Logger) {
+    this.#options = {
+      ...options,
+      onStoreError: (label, message) => {
+        this.storeFailures++;
+        log.error({ label, err: message }, 'look-up store failed: look-ups of this version read its DuckDB files from now on (slower)');
+      },
+    };
+    this.#log = log;
+    this.#pointer = options.pointer;
+    this.#files = options.files;
+  }
+
+  /** The version the pointer names that this process refused (damaged, or unreadable), or null. */
+  get refused(): RefusedVersion | null {
+    return this.#refused;
+  }
+
+  get current(): ServedVersion | null {
+    return this.#current;
+  }
+
+  /** Opens the current version (if any) and starts following the pointer. */
+  async start(): Promise<void> {
+    const first = this.refresh();
+    if (this.#options.waitForFirst ?? true) await first;
+    this.#timer = setInterval(() => void this.refresh(), this.#options.pollMs);
+    this.#timer.unref();
+    this.#unwatch = await this.#pointer.watch(() => void this.refresh(), this.#log);
+    if (this.#closed) this.#unwatch();
+  }
+
+  /** A hold on the version in service, or null when none is open yet. */
+  acquire(): Lease | null {
+    const version = this.#current;
+    return version ? lease(version) : null;
+  }
+
+  /**
+   * A hold on a retained version named by the caller (a pinned request): the current one, or
+   * another version file in the folder, opened on first use and kept open for the next requests
+   * (up to MAX_PINNED_OPEN of them). A version deleted since is closed and refused. With a
+   * version store, a stored version this machine has no copy of is downloaded into the cache
+   * first (verified, one download per version on the machine: see VersionCache.ensure).
+   * @throws AppError VERSION_NOT_FOUND when no servable version file has that label,
+   *   UNAVAILABLE when the version is stored but could not be downloaded and verified.
+   */
+  async acquirePinned(label: string): Promise<Lease> {
+    const current = this.#current;
+    if (current && current.label === label) return lease(current);
+    const notFound = (why: string) => new AppError(ErrorCodes.VERSION_NOT_FOUND, `Dataset version ${JSON.stringify(label.slice(0, 64))} ${why}`);
+    if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
+    if (!parseLabel(label)) throw notFound('is not a version label (<epoch_seconds>__<year>_<month>)');
+    let set: VersionFileSet | null;
+    try {
+      set = await this.#files.get(label);
+    } catch (err) {
+      this.#log.warn({ label, err: (err as Error).message }, 'cannot get a pinned version');
+      // The version exists, so this is not a 404. A copy that failed its checksum is deleted and
+      // fetched again on the next try; a store that does not answer may answer later.
+      const why = isAppError(err) && err.code === ErrorCodes.VERSION_INVALID ? 'but a file of it failed its checksum on this machine' : 'but could not be fetched to this machine';
+      throw new AppError(ErrorCodes.UNAVAILABLE, `Dataset version ${JSON.stringify(label)} is in the version store ${why}; try again later`);
+    }
+    if (set === null) {
+      this.#unpin(label);
+      throw notFound('is not retained (see dataset_versions)');
+    }
+    for (;;) {
+      let opening = this.#pinned.get(label);
+      if (opening) this.#pinned.delete(label); // re-inserted below: most recently used last
+      if (!opening) opening = ServedVersion.open(set, this.#options);
+      this.#pinned.set(label, opening);
+      this.#evictPinned();
+      let version: ServedVersion;
+      try {
+        version = await opening;
+      } catch (err) {
+        if (this.#pinned.get(label) === opening) this.#pinned.delete(label);
+        this.#log.warn({ label, err: (err as Error).message }, 'cannot open a pinned version');
+        throw notFound('cannot be served by this API (see dataset_versions: servable)');
+      }
+      // Evicted (and closed) between opening and now: open it again.
+      if (!version.closed) return lease(version);
+    }
+  }
+
+  #unpin(label: string): void {
+    const opening = this.#pinned.get(label);
+    if (!opening) return;
+    this.#pinned.delete(label);
+    void opening.then((v) => v.retire(), () => undefined);
+  }
+
+  #evictPinned(): void {
+    let evicted = false;
+    while (this.#pinned.size > MAX_PINNED_OPEN) {
+      this.#unpin(this.#pinned.keys().next().value!);
+      evicted = true;
+    }
+    // Versions fetched for pinned requests come and go between switches: the same clean-up as
+    // after a switch keeps the cache to what is served, open or used lately.
+    if (evicted && this.#current) {
+      void this.#files.switched(this.#current.label, this.#previousLabel, [...this.#pinned.keys()]).catch((err: unknown) => {
+        this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
+      });
+    }
+  }
+
+  /**
+   * Gets a version ready to be switched to before the pointer names it (a staged publish, many
+   * machines): the files it needs that this machine lacks downloaded into the local cache, and
+   * every file proved, so that the switch itself is an open of files already there.
+   * @throws what getting the files threw; VERSION_NOT_FOUND when the store has no such version.
+   */
+  async stage(label: string): Promise<void> {
+    if ((await this.#files.get(label)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
+  }
+
+  /** Labels this process has open: the current version and the pinned ones. */
+  get openLabels(): string[] {
+    return [...(this.#current ? [this.#current.label] : []), ...this.#pinned.keys()];
+  }
+
+  /**
+   * Re-reads the pointer and swaps versions if it changed. Calls are serialised, and a call made
+   * while one is running shares the next run (announcements and polls arriving together cost
+   * one read).
+   */
+  refresh(): Promise<void> {
+    this.#pending ??= this.#refreshing.then(() => {
+      this.#pending = null;
+      return this.#refreshOnce();
+    }).catch((err: unknown) => {
+      this.#log.error({ err: (err as Error).message }, 'version refresh failed');
+    });
+    this.#refreshing = this.#pending;
+    return this.#pending;
+  }
+
+  #pending: Promise<void> | null = null;
+  /** A version opened for the pointer, being warmed before it takes traffic. */
+  #opening: ServedVersion | null = null;
+
+  /** Refuses the version the pointer names: the version in service (if any) stays, and /readyz and the status page say why. */
+  #refuse(label: string, err: unknown): void {
+    this.#failedLabel = label;
+    this.#refused = { label, reason: (err as Error).message, at: new Date().toISOString() };
+    this.#log.error({ label, err: this.#refused.reason, serving: this.#current?.label ?? null }, 'refused the version the pointer names; still serving the previous one');
+  }
+
+  async #refreshOnce(): Promise<void> {
+    if (this.#closed) return;
+    const label = await this.#pointer.read();
+    if (label !== null && label === this.#current?.label) {
+      // Pointed back at the version in service: a refused one is tried again if named again.
+      this.#failedLabel = null;
+      this.#refused = null;
+      return;
+    }
+    if (label === null || label === this.#failedLabel) return;
+    const started = Date.now();
+    let set: VersionFileSet | null;
+    try {
+      set = await this.#files.get(label);
+    } catch (err) {
+      // A damaged file is refused until the pointer names another version; anything else (a
+      // download cut short, a store that does not answer) is tried again on the next poll.
+      if (isAppError(err) && err.code === ErrorCodes.VERSION_INVALID) return this.#refuse(label, err);
+      this.#log.error({ label, err: (err as Error).message }, 'cannot get the files of the version the pointer names; still serving the previous one');
+      return;
+    }
+    if (set === null) {
+      this.#log.error({ label }, 'the pointer names a version that is not stored; still serving the previous one');
+      return;
+    }
+    const got = Date.now();
+    let next: ServedVersion;
+    try {
+      next = await ServedVersion.open(set, this.#options);
+    } catch (err) {
+      return this.#refuse(label, err);
+    }
+    const opened = Date.now();
+    // Blocks read right after opening are slow until cached: the version in service answers meanwhile.
+    this.#opening = next;
+    await next.warm().catch((err: unknown) => this.#log.warn({ label, err: (err as Error).message }, 'warming the new version failed'));
+    this.#opening = null;
+    if (this.#closed) return next.retire();
+    const previous = this.#current;
+    this.#current = next;
+    this.#previousLabel = previous?.label ?? null;
+    this.#failedLabel = null;
+    this.#refused = null;
+    previous?.retire();
+    // Where the switch's time went: the files got (downloaded or proved), opened, warmed.
+    const ms = { files: got - started, open: opened - got, warm: Date.now() - opened };
+    this.#log.info({ label, previous: previous?.label ?? null, files: set.files.size + 1, stores: set.stores.size, lookups: next.lookupPath, ms }, 'serving version');
+    if (next.storeErrors.length) {
+      this.storeFailures += next.storeErrors.length;
+      this.#log.error({ label, errors: next.storeErrors }, 'look-up stores left out: those files\' look-ups read DuckDB (slower)');
+    }
+    await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
+      this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
+    });
+  }
+
+  /** Stops following the pointer and retires the version in service. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#unwatch?.();
+    this.#opening?.retire();
+    await this.#refreshing;
+    for (const label of [...this.#pinned.keys()]) this.#unpin(label);
+    this.#current?.retire();
+    this.#current = null;
+  }
+}

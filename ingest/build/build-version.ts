@@ -1,0 +1,319 @@
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { KIND_SQL_TYPE } from '../../shared/column-catalog.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { VersionManifest } from '../../shared/version-manifest.ts';
+import { PRODUCTS, productTableDdl, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../../shared/version-schema.ts';
+import { buildInstanceOptions } from './build-instance-options.ts';
+import { checkProduct, keySql } from '../drop/check-product.ts';
+import { inspectDrop, type DropFile } from '../drop/drop-files.ts';
+import type { DropIdentity } from '../drop/drop-id.ts';
+import type { LoadReport, Product, ProductReport } from '../drop/load-report.ts';
+import { collectInvalidPlacekeys } from '../drop/invalid-placekeys.ts';
+import { isResourceFailure, resourceError, type SpillUse } from '../drop/load-failure.ts';
+import { productLayout, type ProductLayout } from '../drop/product-layout.ts';
+import { productRows, stageProduct } from '../drop/stage-product.ts';
+import { buildServingTables } from './serving-tables.ts';
+import { confineLoad } from './confine-load.ts';
+import { READER_REJECTS_DDL, readerRejectedLines } from '../drop/reader-rejects.ts';
+import { inheritFrom, type BaseVersion } from './inherit-partitions.ts';
+import { writeManifest } from './write-manifest.ts';
+import { buildLookupStore, type BuiltLookupStore } from './build-lookup-store.ts';
+import { lookupStorePath } from '../../shared/version-files.ts';
+import type { BuildSettings } from './build-settings.ts';
+
+export type { BuildSettings } from './build-settings.ts';
+
+/** Where a load is: its phase and a rough overall percentage. */
+export interface LoadProgress {
+  readonly phase: 'inspect' | 'stage' | 'check' | 'write' | 'verify' | 'publish' | 'done';
+  readonly percent: number;
+  readonly rows?: number;
+}
+
+export interface BuildInput {
+  /** Where the new file is written (a temp name; publishing renames it). */
+  readonly targetFile: string;
+  /** `YYYY-MM` from the operator, or null to take it from the data. */
+  readonly month: string | null;
+  /** The version being served, whose partitions the new one inherits by reference where the drop delivers none. */
+  readonly base: BaseVersion | null;
+  readonly builtAt: Date;
+  /** Names the version once its release month is known. */
+  readonly labelFor: (releaseMonth: string) => string;
+  /** The drop's files and content identity (recorded so a retried job can tell it already published). */
+  readonly drop: DropIdentity;
+  readonly onProgress?: (progress: LoadProgress) => void;
+}
+
+export interface BuildResult {
+  readonly label: string;
+  readonly report: LoadReport;
+  /** The new version's partitions and the earlier files it references. */
+  readonly manifest: VersionManifest;
+  /** The file's look-up store, built beside it (`lookupStorePath(targetFile)`). */
+  readonly lookup: BuiltLookupStore;
+}
+
+/** The load's own folder in the temp folder: DuckDB's spill files and converted copies of drop files. */
+function workDirOf(file: string, s: BuildSettings): string {
+  return path.join(s.tempDir, path.basename(file, '.duckdb'));
+}
+
+/**
+ * Opens the version file being built, then confines the instance to the drop's files and the
+ * load's folder: it reads no other version (what it inherits is named, not read).
+ */
+async function openBuildDb(file: string, s: BuildSettings, input: BuildInput): Promise<{ db: DuckDBInstance; conn: DuckDBConnection }> {
+  const workDir = workDirOf(file, s);
+  await mkdir(workDir, { recursive: true });
+  const db = await DuckDBInstance.create(file, buildInstanceOptions({ ...s, tempDir: workDir }));
+  try {
+    const conn = await db.connect();
+    await confineLoad(conn, input.drop.files.map((f) => f.path), workDir);
+    return { db, conn };
+  } catch (err) {
+    db.closeSync();
+    throw err;
+  }
+}
+
+function assertUsable(product: Product, r: ProductReport, maxShare: number, report: LoadReport): void {
+  if (r.rows_loaded === 0) {
+    throw new AppError(ErrorCodes.BAD_DROP, `no usable ${product} row in the drop (${r.rows_read} read, ${r.rejected_total} rejected)`, { report });
+  }
+  const share = r.rows_read === 0 ? 0 : r.rejected_total / r.rows_read;
+  if (share > maxShare) {
+    const pct = (share * 100).toFixed(1);
+    throw new AppError(ErrorCodes.BAD_DROP, `${pct}% of ${product} rows were rejected, above the ${(maxShare * 100).toFixed(1)}% allowed`, { report });
+  }
+}
+
+/** The delivered columns beyond the spec's, typed by the catalog. */
+function tableExtras(layout: ProductLayout): ExtraColumnDdl[] {
+  return layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind] }));
+}
+
+function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: number): LoadReport {
+  return {
+    files: files.map((f, i) => ({
+      path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256,
+      ...(f.dialect ? { encoding: f.encoding!, delimiter: f.dialect.delimiter, newline: f.dialect.newline === '\n' ? 'LF' : 'CRLF' } : {}),
+    })),
+    column_differences: [], rejected_lines: [], rejected_lines_total: 0,
+    products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
+    weeks_carried_forward: 0, months_loaded: [], months_carried_forward: 0, core_carried_forward: false, geometry_carried_forward: false,
+    base: null, inherited_files: [], max_reject_share: maxShare,
+    ignored_columns: files.flatMap((f) => f.ignored.map((c) => `${path.basename(f.path)}: ${JSON.stringify(c)}`)),
+  };
+}
+
+/**
+ * Builds a version file from a drop: stage every file typed into the version file, apply the row
+ * rules, de-duplicate, make the staged rows the product tables in place, build the serving
+ * tables over them, and record the report, the sources and the manifest: the partitions the drop
+ * delivered are this file's, every other partition of the base is inherited by reference to the
+ * file that holds it (nothing of it is read or copied). Throws AppError BAD_DROP (with
+ * `details.report`) when the drop is unusable; the caller removes the partial file.
+ */
+export async function buildVersion(input: BuildInput, settings: BuildSettings): Promise<BuildResult> {
+  const { db, conn } = await openBuildDb(input.targetFile, settings, input);
+  try {
+    const progress = input.onProgress ?? (() => undefined);
+    progress({ phase: 'inspect', percent: 1 });
+    const files = await inspectDrop(conn, input.drop.files, workDirOf(input.targetFile, settings));
+    const report = emptyReport(files, input.drop, settings.maxRejectShare);
+    report.column_differences = columnDifferences(files);
+    const layouts: Record<Product, ProductLayout> = {
+      core: productLayout('core', files), weekly: productLayout('weekly', files),
+      monthly: productLayout('monthly', files), geometry: productLayout('geometry', files),
+    };
+    const extras = {} as Record<Product, ExtraColumnDdl[]>;
+    for (const product of ALL_PRODUCTS) extras[product] = tableExtras(layouts[product]);
+    for (const ddl of VERSION_DDL) await conn.run(ddl);
+
+    const delivered = Object.values(layouts).filter((l) => l.files.length > 0);
+    await conn.run(READER_REJECTS_DDL);
+    for (const layout of delivered) {
+      progress({ phase: 'stage', percent: STAGE_PERCENT[layout.product] });
+      await stageProduct(conn, `staged_${layout.product}`, layout);
+    }
+    progress({ phase: 'check', percent: 40 });
+    await collectInvalidPlacekeys(conn, delivered.map((l) => `staged_${l.product}`));
+    let rowsRead = 0;
+    for (const layout of delivered) {
+      const checked = await checkProduct(conn, `staged_${layout.product}`, layout, files);
+      report.products[layout.product] = checked.report;
+      report.samples.push(...checked.samples);
+      rowsRead += checked.report.rows_read;
+    }
+    const rejectedLines = await readerRejectedLines(conn, files);
+    report.rejected_lines = rejectedLines.lines;
+    report.rejected_lines_total = rejectedLines.total;
+    for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
+
+    progress({ phase: 'write', percent: 60, rows: rowsRead });
+    // What needs the staged rows' bookkeeping (file, reason) is read before it is dropped.
+    for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
+    if (input.month) report.release_month = input.month;
+    else {
+      const fromData = layouts.weekly.files.length ? await monthFromData(conn, 'weekly')
+        : layouts.monthly.files.length ? await monthFromData(conn, 'monthly') : null;
+      report.release_month = fromData ?? input.builtAt.toISOString().slice(0, 7);
+      report.release_month_source = fromData ? 'data' : 'build_time';
+    }
+    await writeSources(conn, files, report);
+    if (layouts.weekly.files.length > 0) report.weeks_loaded = await stagedPeriods(conn, 'weekly');
+    if (layouts.monthly.files.length > 0) report.months_loaded = await stagedPeriods(conn, 'monthly');
+    await conn.run('SET preserve_insertion_order = false');
+    for (const product of ALL_PRODUCTS) {
+      const layout = layouts[product];
+      if (layout.files.length > 0) await finishStaged(conn, layout, report.products[product]!.duplicates_dropped);
+      else await conn.run(productTableDdl(product, extras[product]));
+    }
+    const label = input.labelFor(report.release_month);
+    const manifest = await inheritFrom(conn, label, input.base, layouts, report);
+    await sortCore(conn);
+    await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
+    for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
+    progress({ phase: 'write', percent: 75, rows: rowsRead });
+    await buildServingTables(conn);
+    for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
+    await writeManifest(conn, manifest, { builtAt: input.builtAt, report, dropId: input.drop.id, base: input.base?.label ?? null });
+    await conn.run('CHECKPOINT');
+    // The file's look-up store, from its finished serving table: built once, here, and shipped
+    // beside the file (docs/architecture.md, Performance).
+    progress({ phase: 'write', percent: 85, rows: rowsRead });
+    const lookup = await buildLookupStore(conn, lookupStorePath(input.targetFile));
+    return { label, report, manifest, lookup };
+  } catch (err) {
+    if (!isResourceFailure(err)) throw err;
+    throw resourceError(err, settings, await spillUse(conn, workDirOf(input.targetFile, settings)));
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+    await rm(workDirOf(input.targetFile, settings), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Parts of one product whose columns differ from their siblings': a column some parts of the same
+ * kind have and this one lacks, or one only this part has. They load all the same (by name; a
+ * column a part lacks is null in its rows); the report says so.
+ */
+function columnDifferences(files: readonly DropFile[]): string[] {
+  const out: string[] = [];
+  for (const kind of new Set(files.map((f) => f.products))) {
+    const parts = files.filter((f) => f.products === kind);
+    if (parts.length < 2) continue;
+    const all = new Set(parts.flatMap((f) => [...f.columns.keys()]));
+    for (const part of parts) {
+      const lacks = [...all].filter((c) => !part.columns.has(c));
+      const alone = [...part.columns.keys()].filter((c) => parts.every((o) => o === part || !o.columns.has(c)));
+      if (lacks.length) out.push(`${path.basename(part.path)} (${kind}) lacks ${lacks.map((c) => JSON.stringify(c)).join(', ')}, which other ${kind} parts have`);
+      if (alone.length) out.push(`${path.basename(part.path)} (${kind}) alone has ${alone.map((c) => JSON.stringify(c)).join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * How much the failed build had spilled: the size of the files in its own work folder (DuckDB's
+ * spill files stay there until the connection closes; counted from the folder, since a failure
+ * inside the serving build's transaction leaves it aborted, and rolling it back frees blocks),
+ * and DuckDB's cap, read once the transaction is rolled back.
+ */
+async function spillUse(conn: DuckDBConnection, workDir: string): Promise<SpillUse | null> {
+  try {
+    let usedBytes = 0;
+    for (const name of await readdir(workDir)) usedBytes += (await stat(path.join(workDir, name)).catch(() => ({ size: 0 }))).size;
+    await conn.run('ROLLBACK').catch(() => undefined);
+    const row = (await conn.runAndReadAll(`SELECT current_setting('max_temp_directory_size') AS max`)).getRowObjectsJS()[0]!;
+    return { usedBytes, max: String(row['max']) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Rewrites places_core in placekey order. Search pages by keyset in placekey order
+ * (`placekey > $after ORDER BY placekey LIMIT n`): on a sorted table the zone maps skip the row
+ * groups before the cursor and DuckDB's top-N filter those after the page, so a page costs the
+ * same at any depth; drops deliver POIs in any order. Core is one row per POI, so the copy is
+ * small beside the weekly rows (which stay as staged).
+ */
+async function sortCore(conn: DuckDBConnection): Promise<void> {
+  // Without it, a parallel insert may write the sorted rows out of order.
+  await conn.run('SET preserve_insertion_order = true');
+  await conn.run(`CREATE TABLE ${TABLES.core}_sorted AS SELECT * FROM ${TABLES.core} ORDER BY placekey`);
+  await conn.run(`DROP TABLE ${TABLES.core}`);
+  await conn.run(`ALTER TABLE ${TABLES.core}_sorted RENAME TO ${TABLES.core}`);
+  await conn.run('SET preserve_insertion_order = false');
+}
+
+const ALL_PRODUCTS: readonly Product[] = ['core', 'weekly', 'monthly', 'geometry'];
+const STAGE_PERCENT: Readonly<Record<Product, number>> = { core: 5, weekly: 15, monthly: 25, geometry: 30 };
+
+/** The release month a drop's patterns name: the month of its newest week (or month). */
+async function monthFromData(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string | null> {
+  const period = PRODUCTS[product].period!;
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(${period}), '%Y-%m') AS m FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL`)).getRowObjectsJS()[0];
+  return row && row['m'] !== null ? String(row['m']) : null;
+}
+
+/** The weeks (Mondays) or months (1sts) of a drop's usable patterns rows, YYYY-MM-DD, oldest first. */
+async function stagedPeriods(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string[]> {
+  const period = PRODUCTS[product].period!;
+  const rows = (await conn.runAndReadAll(`SELECT DISTINCT strftime(${period}, '%Y-%m-%d') AS w FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL ORDER BY w`)).getRowObjectsJS();
+  return rows.map((w) => String(w['w']));
+}
+
+/**
+ * When a product's drop repeats keys, the positions of the rows to keep (the earliest delivered
+ * of each key), found on a narrow projection: a window over the wide rows (lists, maps) would
+ * not fit the memory limit.
+ */
+async function markKept(conn: DuckDBConnection, product: Product, duplicates: number): Promise<void> {
+  if (duplicates === 0) return;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE kept_${product} AS SELECT pos FROM (
+    SELECT pos, row_number() OVER (PARTITION BY ${keySql(product)} ORDER BY pos) AS k
+    FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL) WHERE k = 1`);
+}
+
+/**
+ * Turns a product's staging table into its table in place: deletes the rows not loaded (out of
+ * the product, rejected, or repeating an earlier key: the earliest delivered is kept), drops the
+ * bookkeeping columns and renames it. Deletes, column drops and renames do not rewrite the rows,
+ * where copying millions of wide rows (lists, maps) into another table cost as much as reading
+ * the drop (measured at 1M POIs x 4 weeks).
+ */
+async function finishStaged(conn: DuckDBConnection, layout: ProductLayout, duplicates: number): Promise<void> {
+  const staged = `staged_${layout.product}`;
+  const keep = duplicates > 0 ? ` OR rowid NOT IN (SELECT pos FROM kept_${layout.product})` : '';
+  await conn.run(`DELETE FROM ${staged} WHERE NOT in_product OR reason IS NOT NULL${keep}`);
+  for (const column of ['file_idx', 'in_product', 'reason', 'bad_mask']) await conn.run(`ALTER TABLE ${staged} DROP COLUMN ${column}`);
+  await conn.run(`ALTER TABLE ${staged} RENAME TO ${PRODUCTS[layout.product].table}`);
+}
+
+async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], report: LoadReport): Promise<void> {
+  const perFile = new Map<number, { read: number; loaded: number }>();
+  for (const product of Object.keys(report.products) as Product[]) {
+    // A usable row is loaded unless it repeats an earlier key: kept_<product> lists the positions kept.
+    const kept = report.products[product]!.duplicates_dropped > 0 ? ` AND pos IN (SELECT pos FROM kept_${product})` : '';
+    const rows = (await conn.runAndReadAll(`SELECT file_idx, count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL${kept})::BIGINT AS l
+        FROM ${productRows(`staged_${product}`)} GROUP BY file_idx`)).getRowObjectsJS();
+    for (const row of rows) {
+      const entry = perFile.get(Number(row['file_idx'])) ?? { read: 0, loaded: 0 };
+      entry.read += Number(row['r']);
+      entry.loaded += Number(row['l']);
+      perFile.set(Number(row['file_idx']), entry);
+    }
+  }
+  for (const [index, f] of files.entries()) {
+    const counts = perFile.get(index) ?? { read: 0, loaded: 0 };
+    await conn.run(`INSERT INTO ${TABLES.sources} VALUES ($path, $bytes, $sha, $products, $read, $loaded)`, {
+      path: path.basename(f.path), bytes: f.bytes, sha: report.files[index]!.sha256, products: f.products, read: counts.read, loaded: counts.loaded,
+    });
+  }
+}

@@ -1,0 +1,395 @@
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../shared/config.ts';
+import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
+import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../../shared/key-store.ts';
+import { assertReleaseMonth } from '../../shared/version-label.ts';
+import { progressReporter, type ProgressMode } from './cli-progress.ts';
+import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
+import { formatReport, type LoadReport } from '../drop/load-report.ts';
+import { loadDrop, type LoadResult } from '../publish/load-drop.ts';
+import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
+import { listVersions } from './list-versions.ts';
+import { buildSettingsOf } from '../build/build-settings-of.ts';
+import type { LoadProgress } from '../build/build-version.ts';
+import { rollback } from '../../shared/rollback.ts';
+import { openVersionSite } from '../../shared/open-version-site.ts';
+import type { VersionSite } from '../../shared/version-site.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { identifyDrop } from '../drop/drop-id.ts';
+import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from '../queue/load-queue.ts';
+import { redisConnection } from '../../shared/redis-connection.ts';
+import { waitForJob } from './wait-for-job.ts';
+import { InboxScanner } from '../queue/inbox-watch.ts';
+import type { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { once } from 'node:events';
+
+/** Exit codes: 0 done, 1 failed (runtime or internal), 2 refused (bad input, bad drop, usage). */
+export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
+
+/** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
+const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND]);
+
+/** How long a queue command waits for Redis before it fails with UNAVAILABLE. */
+const REDIS_WAIT_MS = 5000;
+
+type Out = (line: string) => void;
+
+interface Io {
+  readonly out: Out;
+  readonly err: Out;
+  /** Whether stderr is a terminal: progress is then a bar, else a line per phase. */
+  readonly tty: boolean;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** Runs `work` with the configured site (one machine's DATA_DIR, or the shared store and Redis pointer), closing it after. */
+async function withSite<T>(config: Config, work: (site: VersionSite) => Promise<T>): Promise<T> {
+  const opened = openVersionSite(config, createLogger('warn', 'cli'));
+  try {
+    return await work(opened.site);
+  } finally {
+    await opened.close();
+  }
+}
+
+function printLoad(out: Out, result: LoadResult): void {
+  if (result.alreadyLoaded) {
+    out(`already loaded as ${result.label}; serving ${result.current ?? 'none'}${result.current === result.label ? '' : ' (nothing changed)'}`);
+    return;
+  }
+  out(`loaded ${result.label} (${result.file})`);
+  out(formatReport(result.report));
+  if (result.removedVersions.length) out(`expired: ${result.removedVersions.join(', ')}; files deleted: ${result.removedFiles.join(', ') || 'none (still inherited)'}`);
+}
+
+function progressMode(io: Io, opts: { progress?: boolean; timings?: boolean }): ProgressMode {
+  if (opts.timings) return 'timings';
+  if (opts.progress === false) return 'off';
+  return io.tty ? 'bar' : 'lines';
+}
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < min || n > max) throw new InvalidArgumentError(`It must be an integer from ${min} to ${max}.`);
+    return n;
+  };
+}
+
+function examples(...lines: string[]): string {
+  return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
+}
+
+/** Loads the demo drop when asked; returns the load and the key it created (shown once), or nulls when nothing was done. */
+async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult | null; key: string | null }> {
+  const loaded = await withSite(config, async (site): Promise<LoadResult | null> => {
+    // With VERSION_STORE set, the demo is published to the store and the Redis pointer like any load.
+    if (ifMissing && (await site.pointer.read()) !== null) return null;
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
+    const progress = progressReporter(mode, io.err);
+    try {
+      await writeDemoDrop(dir, DEMO_DEFAULTS);
+      return await loadDrop({ inputs: [dir], month: '2022-03', settings: buildSettingsOf(config), onProgress: (p: LoadProgress) => progress.update(p) }, site);
+    } finally {
+      progress.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+  if (!loaded) return { loaded: null, key: null };
+  const keys = await readKeyFile(config.keysFile);
+  // The first key of a fresh install belongs to whoever installed it: an operator, so the
+  // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
+  const fresh = activeDigests(keys).length === 0 && config.devApiKeys.length === 0 && config.devOperatorKeys.length === 0;
+  const key = fresh ? await createKey(config.keysFile, 'demo', new Date(), 'operator') : null;
+  return { loaded, key };
+}
+
+function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out, err } = io;
+  cli.command('load').summary('load a drop inline (no Redis) into a new version and serve it')
+    .description('Load a drop (folders, files or globs of CSV, gzipped CSV, Parquet) into a new version file and make it current; the running API follows within POINTER_POLL_MS. Prints the label and the load report.')
+    .argument('<drop...>', 'folders or files of the drop')
+    .option('--month <YYYY-MM>', 'release month (default: the month of the newest week, else the build month)')
+    .option('--json', 'print the result (label, file, report, ...) as one JSON object')
+    .option('--no-progress', 'no progress on stderr')
+    .option('--timings', 'progress as a line per update with seconds since the start (instead of a bar)')
+    .addHelpText('after', examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata load "/drops/2022-04/*.csv.gz" --json | jq .label'))
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
+      const c = config();
+      const progress = progressReporter(progressMode(io, opts), err);
+      const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
+      let result: LoadResult;
+      try {
+        result = await withSite(c, (site) => loadDrop(options, site));
+      } finally {
+        progress.stop();
+      }
+      if (opts.json) out(JSON.stringify(result));
+      else printLoad(out, result);
+    });
+  cli.command('demo').summary('load the bundled demo drop (300 POIs, March 2022)')
+    .description('Generate the bundled demo drop and load it; when no API key exists yet, create one named "demo" and print it once. With --out, only write the drop.')
+    .option('--if-missing', 'only when no version is current')
+    .option('--out <dir>', 'write the demo drop to this folder instead of loading it')
+    .option('--pois <n>', 'with --out: how many POIs (for trying larger drops)', integer(1, 2_000_000), DEMO_DEFAULTS.pois)
+    .option('--json', 'print the result as one JSON object')
+    .option('--no-progress', 'no progress on stderr')
+    .addHelpText('after', examples('placedata demo --if-missing', 'placedata demo --out /tmp/demo-drop --pois 50000'))
+    .action(async (opts: { ifMissing?: boolean; out?: string; pois: number; json?: boolean; progress?: boolean }) => {
+      if (opts.out) {
+        const files = await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois: opts.pois });
+        if (opts.json) return out(JSON.stringify({ files }));
+        for (const file of files) out(file);
+        return;
+      }
+      const { loaded, key } = await loadDemoIfMissing(config(), opts.ifMissing ?? false, progressMode(io, opts), io);
+      if (opts.json) return out(JSON.stringify({ loaded, api_key: key === null ? null : { name: 'demo', role: 'operator', key } }));
+      if (loaded) printLoad(out, loaded);
+      // Shown once, on the terminal only: the key store keeps its digest.
+      if (key) err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
+    });
+}
+
+function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out } = io;
+  cli.command('versions').summary('list the retained versions; * marks the current one')
+    .description('List the retained versions, oldest first: label, build time, rows per product, weeks covered, the bytes of its own file and of the earlier files it inherits from (shared by reference); * marks the one served. Then the files kept only because retained versions inherit from them.')
+    .option('--json', 'print {"versions": [...], "kept": [...]} as JSON')
+    .addHelpText('after', examples('placedata versions', 'placedata versions --json | jq -r \'.versions[] | select(.current) | .label\''))
+    .action(async (opts: { json?: boolean }) => {
+      const c = config();
+      const { versions, kept } = await withSite(c, async (site) => {
+        await site.lock.using(() => adoptWholeCopies(site, c.duckdbMemoryLimit));
+        return listVersions(site, c.duckdbMemoryLimit);
+      });
+      if (opts.json) return out(JSON.stringify({ versions, kept }));
+      for (const v of versions) {
+        const weeks = v.weeks_covered === undefined ? 'facts unknown' : `core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`;
+        out(`${v.current ? '*' : ' '} ${v.label}  ${weeks}  own ${v.bytes} bytes  inherits ${v.inherited_bytes} bytes from ${v.inherits.length} file(s)`);
+      }
+      if (versions.length === 0) out('no versions');
+      for (const f of kept) out(`  kept ${f.label}  ${f.bytes} bytes  (expired; inherited by ${f.needed_by.join(', ')})`);
+    });
+  cli.command('rollback').summary('serve a retained version again')
+    .description('Verify a retained version and point the service at it; every running web process follows within POINTER_POLL_MS, with no failed request.')
+    .argument('[label]', 'the version to serve (see placedata versions)')
+    .option('--previous', 'the version built just before the current one')
+    .option('--json', 'print {"from", "to"} as JSON')
+    .addHelpText('after', examples('placedata rollback --previous', 'placedata rollback 1795299194__2022_03'))
+    .action(async (label: string | undefined, opts: { previous?: boolean; json?: boolean }) => {
+      if (!label && !opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label, or pass --previous');
+      if (label && opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label or pass --previous, not both');
+      const c = config();
+      const target = { label, previous: opts.previous };
+      const { from, to } = await withSite(c, (site) => rollback(site, target));
+      if (opts.json) return out(JSON.stringify({ from, to }));
+      out(`now serving ${to} (was ${from ?? 'none'})`);
+    });
+}
+
+function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out, err } = io;
+  cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
+    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job.')
+    .argument('<drop...>', 'folders or files of the drop')
+    .option('--month <YYYY-MM>', 'release month (default: from the data)')
+    .option('--wait', 'follow the load to its end; exit 2 with the report if the drop is refused, 1 if the load fails')
+    .option('--json', 'print the result as one JSON object')
+    .option('--no-progress', 'with --wait: no progress on stderr')
+    .addHelpText('after', examples('placedata enqueue /drops/2022-04/ --month 2022-04 --wait', 'placedata enqueue /drops/2022-04/ --json | jq -r .job_id'))
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean }) => {
+      const c = config();
+      const month = opts.month === undefined ? null : opts.month;
+      if (month !== null) assertReleaseMonth(month);
+      const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
+      await withQueue(c, async (q) => {
+        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files });
+        if (!opts.json) out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
+        if (!opts.wait) return opts.json ? out(JSON.stringify({ job_id: job.id, created })) : undefined;
+        const progress = progressReporter(progressMode(io, opts), err);
+        let outcome;
+        try {
+          outcome = await waitForJob(q, redisConnection(c.redisUrl), job.id!, (p) => progress.update(p));
+        } finally {
+          progress.stop();
+        }
+        if (outcome.state === 'failed') {
+          // The worker's reason starts with its code (BAD_DROP: refused for good) and carries the report.
+          const code = outcome.reason.startsWith('BAD_DROP:') ? ErrorCodes.BAD_DROP : ErrorCodes.LOAD_FAILED;
+          throw new AppError(code, `load failed: ${outcome.reason}`, { job_id: job.id });
+        }
+        if (opts.json) return out(JSON.stringify({ job_id: job.id, created, result: outcome.result }));
+        out(`loaded ${outcome.result.label}${outcome.result.alreadyLoaded ? ' (already loaded before)' : ''}`);
+        out(outcome.result.summary);
+      });
+    });
+  cli.command('jobs').summary('recent load jobs')
+    .description('Recent load jobs in the queue: state, progress, attempts, when enqueued, duration, result or reason.')
+    .option('--json', 'print a JSON array')
+    .option('--limit <n>', 'how many', integer(1, 1000), 20)
+    .addHelpText('after', examples('placedata jobs', 'placedata jobs --limit 5 --json'))
+    .action(async (opts: { json?: boolean; limit: number }) => {
+      const c = config();
+      const rows = await withQueue(c, async (q) => {
+        const jobs = await q.getJobs(['active', 'waiting', 'delayed', 'completed', 'failed'], 0, opts.limit - 1, false);
+        return Promise.all(jobs.map(async (j) => ({
+          id: j.id, state: await j.getState(), progress: j.progress, attempts: j.attemptsMade,
+          enqueued_at: new Date(j.timestamp).toISOString(),
+          duration_ms: j.finishedOn && j.processedOn ? j.finishedOn - j.processedOn : null,
+          result: j.returnvalue ? j.returnvalue.label : null, reason: j.failedReason ? j.failedReason.split('\n')[0] : null,
+        })));
+      });
+      if (opts.json) return out(JSON.stringify(rows));
+      for (const r of rows) {
+        const pct = typeof r.progress === 'object' && r.progress !== null ? ` ${(r.progress as { percent?: number }).percent ?? 0}%` : '';
+        out(`${r.id}  ${r.state}${pct}  attempts ${r.attempts}  enqueued ${r.enqueued_at}${r.duration_ms !== null ? `  ${r.duration_ms} ms` : ''}${r.result ? `  -> ${r.result}` : ''}${r.reason ? `  ${r.reason}` : ''}`);
+      }
+      if (rows.length === 0) out('no jobs');
+    });
+  cli.command('watch').summary('enqueue each complete drop folder that appears in an inbox')
+    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans). Runs until stopped, or scans and exits with --once.')
+    .argument('<inbox>', 'folder whose sub-folders are drops')
+    .option('--interval <ms>', 'scan interval', integer(100, 86_400_000), 5000)
+    .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')
+    .option('--json', 'print one JSON object per enqueued drop')
+    .addHelpText('after', examples('placedata watch /drops/inbox', 'placedata watch /drops/inbox --once --json'))
+    .action(async (inbox: string, opts: { interval: number; once?: boolean; json?: boolean }) => {
+      const c = config();
+      const scanner = new InboxScanner(path.resolve(inbox));
+      await withQueue(c, async (q) => {
+        const onDrop = async (dir: string) => {
+          const identity = await identifyDrop([dir], null);
+          const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month: null, dropId: identity.id, files: identity.files });
+          out(opts.json ? JSON.stringify({ job_id: job.id, created, dir }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
+        };
+        for (let scans = 1; ; scans++) {
+          await scanner.scan(onDrop);
+          if (opts.once && scans >= 2) break;
+          await new Promise((r) => setTimeout(r, opts.once ? Math.min(opts.interval, 1000) : opts.interval));
+        }
+      });
+    });
+}
+
+function addKeyCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out } = io;
+  const keys = cli.command('keys').summary('manage API keys (stored only as SHA-256 digests)')
+    .description('Manage API keys. The key file (KEYS_FILE) holds only digests; a running API re-reads it within POINTER_POLL_MS.')
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator', 'placedata keys list', 'placedata keys revoke partner-a'));
+  keys.command('create').argument('<name>', '1-64 letters, digits, ".", "_" or "-"').summary('create a key and print it once').description('Create a key and print it once (it is stored only as a digest: copy it now).')
+    .option('--role <role>', 'reader (the API and the status page) or operator (also rollback)', 'reader')
+    .option('--json', 'print {"name", "role", "key", "created_at"} as JSON')
+    .addHelpText('after', examples('placedata keys create partner-a', 'placedata keys create ops-1 --role operator --json | jq -r .key'))
+    .action(async (name: string, opts: { role: string; json?: boolean }) => {
+      const now = new Date();
+      const role = parseRole(opts.role);
+      const key = await createKey(config().keysFile, name, now, role);
+      out(opts.json ? JSON.stringify({ name, role, key, created_at: now.toISOString() }) : key);
+    });
+  keys.command('list').summary('list keys by name and role (never the keys)').description('List keys by name and role, with when they were created and revoked (never the keys themselves).')
+    .option('--json', 'print a JSON array')
+    .addHelpText('after', examples('placedata keys list --json'))
+    .action(async (opts: { json?: boolean }) => {
+      const records = await readKeyFile(config().keysFile);
+      if (opts.json) return out(JSON.stringify(records.map((k) => ({ name: k.name, role: roleOf(k), created_at: k.created_at, revoked_at: k.revoked_at, active: k.revoked_at === null }))));
+      for (const k of records) out(`${k.name}  ${roleOf(k)}  created ${k.created_at}  ${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}`);
+      if (records.length === 0) out('no keys');
+    });
+  keys.command('revoke').argument('<name>', 'the key\'s name').summary('revoke a key').description('Revoke the active key of that name (the API refuses it within POINTER_POLL_MS).')
+    .option('--json', 'print {"name", "revoked_at"} as JSON')
+    .addHelpText('after', examples('placedata keys revoke partner-a'))
+    .action(async (name: string, opts: { json?: boolean }) => {
+      const now = new Date();
+      await revokeKey(config().keysFile, name, now);
+      out(opts.json ? JSON.stringify({ name, revoked_at: now.toISOString() }) : `revoked ${name}`);
+    });
+}
+
+function program(config: () => Config, io: Io): Command {
+  const cli = new Command('placedata').description('Load place-data drops into versions, serve, roll back, and manage API keys.')
+    .version(VERSION, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help (also: placedata <command> --help)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', [
+      '\nExit codes: 0 done, 1 failed (runtime: Redis, disk, a load that failed), 2 refused (bad drop, bad input, usage).',
+      'Configuration comes from the environment (DATA_DIR, REDIS_URL, LOAD_QUEUE, ...: see the README).',
+      examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata enqueue /drops/2022-04/ --wait', 'placedata versions', 'placedata rollback --previous', 'placedata keys create partner-a'),
+    ].join('\n'));
+  addLoadCommands(cli, config, io);
+  addVersionCommands(cli, config, io);
+  addQueueCommands(cli, config, io);
+  addKeyCommands(cli, config, io);
+  return cli;
+}
+
+/**
+ * Runs `work` with the load queue, once Redis answers. The connection is the CLI's own, so it
+ * can be dropped at once when Redis is away (BullMQ would keep reconnecting, and the process alive).
+ * @throws AppError UNAVAILABLE when Redis does not answer within REDIS_WAIT_MS.
+ */
+async function withQueue<T>(c: Config, work: (q: Queue<LoadJobData, LoadJobResult>) => Promise<T>): Promise<T> {
+  const redis = new Redis(c.redisUrl, { maxRetriesPerRequest: null });
+  // Connection errors repeat while ioredis retries; the command reports one, below.
+  redis.on('error', () => undefined);
+  try {
+    try {
+      await once(redis, 'ready', { signal: AbortSignal.timeout(REDIS_WAIT_MS) });
+    } catch {
+      throw new AppError(ErrorCodes.UNAVAILABLE, `Redis at ${redisHost(c.redisUrl)} does not answer (REDIS_URL)`);
+    }
+    const queue = createLoadQueue({ connection: redis, name: c.loadQueue, attempts: c.loadAttempts });
+    try {
+      return await work(queue);
+    } finally {
+      await queue.close();
+    }
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** host:port of a Redis URL: never its password. */
+function redisHost(url: string): string {
+  const u = new URL(url);
+  return `${u.hostname}:${u.port || 6379}`;
+}
+
+function describeFailure(e: unknown, io: Io, json: boolean): number {
+  // Commander has printed its own message (usage errors) or the help/version (exit code 0).
+  if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.OK : EXIT.REFUSED;
+  if (isAppError(e)) {
+    const report = e.details?.['report'] as LoadReport | undefined;
+    if (json) io.err(JSON.stringify({ error: { code: e.code, message: e.message, ...(report ? { report } : {}) } }));
+    else {
+      io.err(`error ${e.code}: ${e.message}`);
+      if (report) io.err(formatReport(report));
+    }
+    return REFUSALS.has(e.code) ? EXIT.REFUSED : EXIT.FAILED;
+  }
+  if (json) io.err(JSON.stringify({ error: { code: ErrorCodes.INTERNAL_SERVER_ERROR, message: e instanceof Error ? e.message : String(e) } }));
+  else io.err(`internal error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+  return EXIT.FAILED;
+}
+
+/** Runs the CLI; returns the exit code. The only place the CLI reads the environment. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv,
+  out: Out = (s) => process.stdout.write(s + '\n'), err: Out = (s) => process.stderr.write(s + '\n'),
+  tty: boolean = Boolean(process.stderr.isTTY)): Promise<number> {
+  let cached: Config | null = null;
+  const config = (): Config => (cached ??= loadConfig(env));
+  const io: Io = { out, err, tty };
+  try {
+    await program(config, io).parseAsync([...argv]);
+    return EXIT.OK;
+  } catch (e) {
+    return describeFailure(e, io, argv.includes('--json'));
+  }
+}

@@ -1,0 +1,235 @@
+import { glob, readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
+import { convertToUtf8 } from './convert-text.ts';
+import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
+import type { DropFileDigest } from './drop-id.ts';
+import { disappeared, readFailure } from './load-failure.ts';
+import { needsConversion, type TextEncoding } from './text-encoding.ts';
+
+export type FileFormat = 'csv' | 'parquet';
+/**
+ * What a file carries: one product, or core with patterns (`combined`: core + weekly, as shop
+ * exports deliver them; `core+monthly`: core + monthly). Geometry columns inside a core file
+ * feed the geometry product too (ingest/drop/product-layout.ts); a `geometry` file carries only it.
+ */
+export type FileProducts = 'core' | 'weekly' | 'combined' | 'monthly' | 'core+monthly' | 'geometry';
+
+/** One file of a drop, with the products its columns carry. */
+export interface DropFile {
+  readonly path: string;
+  readonly format: FileFormat;
+  readonly bytes: number;
+  /** What DuckDB reads: the file itself, or its UTF-8 copy in the build's folder (`encoding`). */
+  readonly readPath: string;
+  /** A CSV file's encoding as delivered (null for Parquet). */
+  readonly encoding: TextEncoding | null;
+  /** A CSV file's dialect, from its header line (null for Parquet). */
+  readonly dialect: CsvDialect | null;
+  /** A CSV file's header fields, named `c0`, `c1`, ... by the reader (0 for Parquet). */
+  readonly fieldCount: number;
+  /**
+   * Lower-cased, trimmed header name -> the reader's column to select: `c<i>` for CSV (names
+   * from a drop never reach the reader's SQL), the name as delivered for Parquet (quoted).
+   */
+  readonly columns: ReadonlyMap<string, string>;
+  /** Lower-cased header name -> DuckDB type as read (VARCHAR for CSV; typed for Parquet). */
+  readonly types: ReadonlyMap<string, string>;
+  /** Headers not loaded: unnamed index columns written by pandas or Excel. */
+  readonly ignored: readonly string[];
+  readonly products: FileProducts;
+}
+
+const DATA_FILE_RE = /\.((csv|tsv|txt)(\.gz)?|parquet)$/i;
+
+/** A file's format by its name: Parquet, or delimited text (.csv, .tsv, .txt, each maybe gzipped). */
+export function formatOf(file: string): FileFormat | null {
+  if (/\.parquet$/i.test(file)) return 'parquet';
+  if (/\.(csv|tsv|txt)(\.gz)?$/i.test(file)) return 'csv';
+  return null;
+}
+
+async function expandGlobs(inputs: readonly string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const input of inputs) {
+    if (!/[*?[]/.test(input)) {
+      out.push(input);
+      continue;
+    }
+    const matches: string[] = [];
+    for await (const m of glob(input)) matches.push(m);
+    if (matches.length === 0) throw new AppError(ErrorCodes.BAD_DROP, `no file matches ${input}`);
+    out.push(...matches.sort());
+  }
+  return out;
+}
+
+/** Expands the drop arguments (folders, files and globs) to data files, in a stable order. */
+export async function resolveDropPaths(inputs: readonly string[]): Promise<string[]> {
+  const files: string[] = [];
+  for (const input of await expandGlobs(inputs)) {
+    const info = await stat(input).catch(() => null);
+    if (!info) throw new AppError(ErrorCodes.BAD_DROP, `drop path not found: ${input}`);
+    if (info.isDirectory()) {
+      const names = (await readdir(input, { recursive: true })).filter((n) => DATA_FILE_RE.test(n)).sort();
+      files.push(...names.map((n) => path.resolve(input, n)));
+    } else if (formatOf(input)) {
+      files.push(path.resolve(input));
+    } else {
+      throw new AppError(ErrorCodes.BAD_DROP, `not a CSV (.csv, .tsv, .txt), gzipped CSV or Parquet file: ${input}`);
+    }
+  }
+  const unique = [...new Set(files)];
+  if (unique.length === 0) throw new AppError(ErrorCodes.BAD_DROP, 'the drop holds no CSV (.csv, .tsv, .txt), gzipped CSV or Parquet files');
+  return unique;
+}
+
+/** Names of the DuckDB tables one read's rejected CSV rows go to (`store_rejects`). */
+export interface RejectTables {
+  readonly errors: string;
+  readonly scans: string;
+}
+
+const NEWLINE_SQL: Readonly<Record<CsvDialect['newline'], string>> = { '\n': "'\\n'", '\r\n': "'\\r\\n'" };
+
+/**
+ * The DuckDB table function call that reads files of one shape as delivered (`$files`, a list),
+ * every CSV value as text. A CSV part is read with its own dialect and no sniffing, its columns
+ * named by position (`c0`...), and rows the reader cannot split (too many or too few fields, a
+ * stray or unterminated quote, bytes that are not UTF-8, a line over the limit) go to `rejects`
+ * instead of failing the read. `parallel: false` reads a CSV file on one thread (where the
+ * parallel reader misreads quotes: ingest/drop/reader-rejects.ts `quotesMisread`).
+ */
+export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables, parallel = true): string {
+  const source = `filename = ${quoteLiteral(sourceColumn)}`;
+  if (file.format === 'parquet') return `read_parquet($files, ${source})`;
+  const { delimiter, newline } = file.dialect!;
+  const columns = Array.from({ length: file.fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+  return `read_csv($files, header = true, auto_detect = false, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
+    new_line = ${NEWLINE_SQL[newline]}, columns = {${columns}}, max_line_size = ${CSV_LIMITS.maxLineBytes},
+    store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, ${source}${parallel ? '' : ', parallel = false'})`;
+}
+
+/** DuckDB's names for Parquet columns whose name is empty (a pandas index, an Excel row number). */
+const UNNAMED_RE = /^column\d+$/;
+/** Characters a column name may not hold: they cannot be told apart in reports and messages. */
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+/** Column names as delivered -> the product-facing key (trimmed, lower-cased) and the reader's column. */
+function columnMap(name: string, delivered: readonly string[], readerName: (i: number) => string, unnamed: (key: string) => boolean) {
+  const columns = new Map<string, string>();
+  const first = new Map<string, number>();
+  const ignored: string[] = [];
+  for (const [i, raw] of delivered.entries()) {
+    const key = raw.replace(/^\uFEFF/, '').trim().toLowerCase();
+    const bad = CONTROL_RE.exec(raw);
+    if (bad) {
+      const code = bad[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0');
+      throw new AppError(ErrorCodes.BAD_DROP, `${name}: the name of column ${i + 1} (${JSON.stringify(raw)}) holds a control character (U+${code}); column names must be printable text`);
+    }
+    if (unnamed(key)) {
+      ignored.push(raw);
+      continue;
+    }
+    if (first.has(key)) {
+      throw new AppError(ErrorCodes.BAD_DROP, `${name}: the header names column ${JSON.stringify(key)} twice (columns ${first.get(key)! + 1} and ${i + 1}; names are compared trimmed and lower-cased)`);
+    }
+    first.set(key, i);
+    columns.set(key, readerName(i));
+  }
+  return { columns, ignored, positions: first };
+}
+
+async function parquetColumns(conn: DuckDBConnection, file: string, name: string) {
+  let rows: { name: string; type: string }[];
+  try {
+    const reader = await conn.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file)', { file });
+    rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+  } catch (err) {
+    throw await readFailure(file, err);
+  }
+  if (rows.length > CSV_LIMITS.maxColumns) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has ${rows.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
+  }
+  const { columns, ignored, positions } = columnMap(name, rows.map((r) => r.name), (i) => rows[i]!.name, (key) => key === '' || UNNAMED_RE.test(key));
+  const types = new Map([...positions].map(([key, i]) => [key, rows[i]!.type]));
+  return { columns, types, ignored };
+}
+
+/** The geometry product's own columns: a file with one of them (and no core or patterns) is a geometry file. */
+export const GEOMETRY_SIGNATURE = ['polygon_wkt', 'polygon_class', 'wkt_area_sq_meters'];
+
+/**
+ * Which products a header carries, by column names (never by position), and for patterns the
+ * file name:
+ * - patterns: `date_range_start` with `raw_visit_counts`, `raw_visitor_counts` or `visits_by_day`;
+ *   monthly when the header has `related_same_month_brand` (every monthly release has it, no weekly
+ *   one does), or, for a cut of the columns that has neither `related_same_*` column nor
+ *   `visits_by_each_hour`, when the file's name says `month` (`monthly_patterns-part1.csv.gz`);
+ *   weekly otherwise. The row rules then check each row's date range against its product.
+ * - core: `location_name` with `naics_code`, `top_category` or `sub_category`.
+ * - geometry: neither of those, and `polygon_wkt`, `polygon_class` or `wkt_area_sq_meters`.
+ * @throws AppError BAD_DROP when the file has no placekey column or is of no known product.
+ */
+export function productsOf(file: string, columns: ReadonlyMap<string, string>): FileProducts {
+  const has = (name: string): boolean => columns.has(name);
+  const name = path.basename(file);
+  const patterns = has('date_range_start') && ['raw_visit_counts', 'raw_visit_count', 'raw_visitor_counts', 'raw_visitor_count', 'visits_by_day'].some(has);
+  const monthly = patterns && (has('related_same_month_brand')
+    || (!has('related_same_week_brand') && !has('related_same_day_brand') && !has('visits_by_each_hour') && /month/i.test(name)));
+  const core = has('location_name') && (has('naics_code') || has('top_category') || has('sub_category'));
+  const geometry = !patterns && !core && GEOMETRY_SIGNATURE.some(has);
+  if (columns.size === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has no header row`);
+  if (!patterns && !core && !geometry) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: columns match neither core places (location_name with naics_code, top_category or sub_category), patterns (date_range_start with raw_visit_counts, raw_visitor_counts or visits_by_day) nor geometry (polygon_wkt, polygon_class or wkt_area_sq_meters)`);
+  }
+  if (!has('placekey')) {
+    const why = has('safegraph_place_id') ? 'keyed only by safegraph_place_id; it has no placekey column' : 'it has no placekey column';
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: cannot be served by Placekey: ${why}`);
+  }
+  if (geometry) return 'geometry';
+  if (patterns && core) return monthly ? 'core+monthly' : 'combined';
+  if (patterns) return monthly ? 'monthly' : 'weekly';
+  return 'core';
+}
+
+/**
+ * Sizes and classifies every file of a drop (as resolved and hashed by identifyDrop). A CSV file
+ * in another encoding than UTF-8 is converted into `workDir` first, and read from there.
+ */
+export async function inspectDrop(conn: DuckDBConnection, digests: readonly DropFileDigest[], workDir: string): Promise<DropFile[]> {
+  const files: DropFile[] = [];
+  for (const [index, digest] of digests.entries()) {
+    const file = digest.path;
+    const name = path.basename(file);
+    const format = formatOf(file)!;
+    const info = await stat(file).catch(() => null);
+    if (!info) throw disappeared(file);
+    const bytes = info.size;
+    if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file is empty`);
+    if (format === 'parquet') {
+      const { columns, types, ignored } = await parquetColumns(conn, file, name);
+      files.push({ path: file, format, bytes, readPath: file, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
+      continue;
+    }
+    const encoding = digest.encoding ?? 'utf-8';
+    let readPath = file;
+    if (needsConversion(encoding)) {
+      readPath = path.join(workDir, `converted-${index}.csv`);
+      await convertToUtf8(file, encoding, readPath).catch((err: unknown) => {
+        throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? disappeared(file) : err;
+      });
+    }
+    const header = await readCsvHeader(readPath, name);
+    const { columns, ignored } = columnMap(name, header.names, (i) => `c${i}`, (key) => key === '');
+    const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
+    files.push({
+      path: file, format, bytes, readPath, encoding, dialect: header.dialect, fieldCount: header.names.length,
+      columns, types, ignored, products: productsOf(file, columns),
+    });
+  }
+  return files;
+}

@@ -1,0 +1,194 @@
+import { createReadStream } from 'node:fs';
+import { createGunzip } from 'node:zlib';
+
+/** A record the reader rejected: where it starts, and the newlines inside it if DuckDB's copy of it was whole. */
+export interface RejectedRecord {
+  /** Byte offset of the record's first byte in the (UTF-8, inflated) file, as DuckDB reports it exactly. */
+  readonly offset: number;
+  /** Newlines between the record's first byte and its end, from DuckDB's copy of it (`csv_line`); null when that copy was cut short. */
+  readonly newlines: number | null;
+}
+
+/** The physical lines a rejected record covers, 1-based and inclusive. */
+export interface LineSpan {
+  readonly line: number;
+  readonly endLine: number;
+}
+
+const NEWLINE = 10;
+const QUOTE = 34;
+const SPACE = 32;
+
+/**
+ * Follows one CSV record from its first byte to the newline that ends it, splitting it the way
+ * DuckDB's reader does (measured): a quote opens a quoted value at a field's start (after any
+ * spaces), `""` inside one is a quote, a quote after a closing quote and spaces opens it again,
+ * and other text after a closing quote belongs to that field up to the next delimiter or newline;
+ * an unclosed quote runs to the end of the file. Used for reporting only, where DuckDB's own
+ * account of a rejected record falls short; DuckDB has already split the file.
+ */
+class RecordEnd {
+  /** field: at a field's start (or in spaces before a quote); quote: after a closing quote (or spaces after one). */
+  private state: 'field' | 'plain' | 'quoted' | 'quote' = 'field';
+  private readonly delimiter: number;
+
+  constructor(delimiter: number) {
+    this.delimiter = delimiter;
+  }
+
+  /** Whether the record is inside a quoted value (at the end of the file: a quote never closed). */
+  get inQuotes(): boolean {
+    return this.state === 'quoted';
+  }
+
+  /** The index in `chunk` of the newline ending the record, searching [from, to); -1 if it is not there. */
+  find(chunk: Buffer, from: number, to: number): number {
+    for (let i = from; i < to; i++) {
+      if (this.state === 'quoted') {
+        const q = chunk.indexOf(QUOTE, i);
+        if (q === -1 || q >= to) return -1;
+        this.state = 'quote';
+        i = q;
+        continue;
+      }
+      const b = chunk[i]!;
+      const start = this.state === 'field' || this.state === 'quote';
+      if (b === NEWLINE) return i;
+      if (b === this.delimiter) this.state = 'field';
+      else if (start && b === QUOTE) this.state = 'quoted';
+      else if (!(start && b === SPACE)) this.state = 'plain';
+    }
+    return -1;
+  }
+}
+
+function countNewlines(chunk: Buffer, from: number, to: number): number {
+  let n = 0;
+  for (let i = chunk.indexOf(NEWLINE, from); i !== -1 && i < to; i = chunk.indexOf(NEWLINE, i + 1)) n++;
+  return n;
+}
+
+/** Walks a file's bytes once, counting newlines, and places each record's first and last line. */
+class SpanWalker {
+  readonly spans: LineSpan[] = [];
+  private newlines = 0;
+  private base = 0;
+  /** The last byte of the previous chunk (a newline before the first). */
+  private lastByte = NEWLINE;
+  private open: { line: number; end: RecordEnd } | null = null;
+  private readonly records: readonly RejectedRecord[];
+  private readonly delimiter: number;
+
+  constructor(records: readonly RejectedRecord[], delimiter: number) {
+    this.records = records;
+    this.delimiter = delimiter;
+  }
+
+  get done(): boolean {
+    return this.spans.length === this.records.length && !this.open;
+  }
+
+  feed(chunk: Buffer): void {
+    let at = 0;
+    while (at < chunk.length && !this.done) at = this.open ? this.follow(chunk, at) : this.place(chunk, at);
+    this.base += chunk.length;
+    if (chunk.length) this.lastByte = chunk[chunk.length - 1]!;
+  }
+
+  /** The file ended: a record still open ran to its end; records past the end start on its last line. */
+  finish(): LineSpan[] {
+    if (this.open) this.close(this.lastByte === NEWLINE ? this.newlines : this.newlines + 1);
+    while (this.spans.length < this.records.length) this.spans.push({ line: this.newlines + 1, endLine: this.newlines + 1 });
+    return this.spans;
+  }
+
+  private place(chunk: Buffer, at: number): number {
+    const record = this.records[this.spans.length]!;
+    const stop = Math.max(at, Math.min(chunk.length, record.offset - this.base));
+    this.newlines += countNewlines(chunk, at, stop);
+    if (stop === chunk.length) return stop;
+    const line = this.newlines + 1;
+    if (record.newlines !== null) {
+      this.spans.push({ line, endLine: line + record.newlines });
+      return stop;
+    }
+    // DuckDB's offset is the record's first byte or the one after it (measured: 1-based on LF
+    // files); the record is followed from its first byte.
+    const end = new RecordEnd(this.delimiter);
+    const before = stop > 0 ? chunk[stop - 1]! : this.lastByte;
+    if (before !== NEWLINE) end.find(Buffer.of(before), 0, 1);
+    this.open = { line, end };
+    return stop;
+  }
+
+  /** Scans an open record up to its ending newline, or up to the next rejected record's start (it cannot run into it). */
+  private follow(chunk: Buffer, at: number): number {
+    const next = this.records[this.spans.length + 1];
+    const limit = next ? Math.max(at, Math.min(chunk.length, next.offset - this.base)) : chunk.length;
+    const end = this.open!.end.find(chunk, at, limit);
+    const stop = end === -1 ? limit : end;
+    this.newlines += countNewlines(chunk, at, stop);
+    if (end !== -1) this.close(this.newlines + 1);
+    else if (limit < chunk.length) this.close(this.newlines);
+    return stop;
+  }
+
+  private close(endLine: number): void {
+    this.spans.push({ line: this.open!.line, endLine: Math.max(this.open!.line, endLine) });
+    this.open = null;
+  }
+}
+
+/**
+ * The first and last physical line (1-based) of each rejected record of a (UTF-8, inflated) CSV
+ * file, in one streamed pass. DuckDB's own `line` counts records (a quoted value holding a
+ * newline counts once), so lines are counted from its exact byte offset; a record's last line is
+ * its first plus the newlines in DuckDB's copy of it, or, where that copy was cut short (DuckDB
+ * keeps 10,000 bytes), found by following the record to its end (RecordEnd).
+ * @param records in ascending order of offset
+ * @param delimiter the file's delimiter (one byte)
+ */
+export async function recordSpans(file: string, records: readonly RejectedRecord[], delimiter: string): Promise<LineSpan[]> {
+  if (records.length === 0) return [];
+  const walker = new SpanWalker(records, delimiter.charCodeAt(0));
+  const source = createReadStream(file, { highWaterMark: 1 << 20 });
+  const stream = /\.gz$/i.test(file) ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      walker.feed(chunk);
+      if (walker.done) break;
+    }
+  } finally {
+    source.destroy();
+    stream.destroy();
+  }
+  return walker.finish();
+}
+
+/**
+ * The offset of a record still inside a quoted value where the file ends (a quote never closed),
+ * or null: DuckDB's single-threaded reader (used where its parallel reader misreads quotes, see
+ * ingest/drop/reader-rejects.ts) drops such a last record without reporting it. Follows every record
+ * of the file (RecordEnd), for the report only.
+ */
+export async function openQuoteAtEnd(file: string, delimiter: string): Promise<number | null> {
+  const d = delimiter.charCodeAt(0);
+  let record = new RecordEnd(d);
+  let start = 0;
+  let base = 0;
+  const source = createReadStream(file, { highWaterMark: 1 << 20 });
+  const stream = /\.gz$/i.test(file) ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      for (let end = record.find(chunk, 0, chunk.length); end !== -1; end = record.find(chunk, end + 1, chunk.length)) {
+        start = base + end + 1;
+        record = new RecordEnd(d);
+      }
+      base += chunk.length;
+    }
+  } finally {
+    source.destroy();
+    stream.destroy();
+  }
+  return record.inQuotes ? start : null;
+}

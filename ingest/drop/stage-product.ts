@@ -1,0 +1,156 @@
+import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../../shared/column-catalog.ts';
+import { quoteIdent } from '../../shared/sql.ts';
+import { readerSql, type DropFile } from './drop-files.ts';
+import { dropRejectTables, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
+import { readFailure } from './load-failure.ts';
+import type { ProductLayout, StageFile } from './product-layout.ts';
+import type { Product } from './load-report.ts';
+import {
+  CORE_ROW_REASON_SQL, GEOMETRY_ROW_REASON_SQL, MONTHLY_ROW_REASON_SQL, MONTH_START_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL,
+} from './validation-rules.ts';
+
+/** Each product's derived period column (from the delivered text) and its row rules. */
+const RULES: Readonly<Record<Product, { period: { name: string; sql: string } | null; reason: string }>> = {
+  core: { period: null, reason: CORE_ROW_REASON_SQL },
+  weekly: { period: { name: 'week_start', sql: WEEK_START_SQL }, reason: WEEKLY_ROW_REASON_SQL },
+  monthly: { period: { name: 'month_start', sql: MONTH_START_SQL }, reason: MONTHLY_ROW_REASON_SQL },
+  geometry: { period: null, reason: GEOMETRY_ROW_REASON_SQL },
+};
+
+/** Text form of a delivered value: nested Parquet values (lists, maps) as JSON, the rest as text. */
+function asText(file: DropFile, key: string): string {
+  const type = file.types.get(key) ?? 'VARCHAR';
+  const col = quoteIdent(file.columns.get(key)!);
+  return /[[\]]|MAP\(|STRUCT\(/.test(type) ? `CAST(to_json(${col}) AS VARCHAR)` : `CAST(${col} AS VARCHAR)`;
+}
+
+/** A spec column's typed value; integers refuse values with a fraction rather than round them. */
+function specParseSql(type: string, col: string): string {
+  if (type === 'VARCHAR') return col;
+  if (type === 'INTEGER') return integerSql(col, 'INTEGER');
+  if (type === 'INTEGER[]') return integerListSql(col, `TRY_CAST(${col} AS INTEGER[])`);
+  return `TRY_CAST(${col} AS ${type})`;
+}
+
+/** Staged columns, typed: spec columns by their type (a value that fails is caught by the row rules), extras by the catalog. */
+function typedColumns(layout: ProductLayout): { name: string; sqlType: string; expr: string }[] {
+  const spec = layout.spec.map((c) => ({
+    name: c.name, sqlType: c.type,
+    expr: specParseSql(c.type, quoteIdent(c.name)),
+  }));
+  const extras = layout.extras.map((e) => ({ name: e.name, sqlType: KIND_SQL_TYPE[e.kind], expr: parseSql(e.kind, quoteIdent(e.name)) }));
+  return [...spec, ...extras];
+}
+
+/** Bit i set when typed extra i was delivered but does not parse (stored as NULL, counted). */
+export function unparseableExtras(layout: ProductLayout): string[] {
+  return layout.extras.filter((e) => e.kind !== 'text' && e.kind !== 'json_text').map((e) => e.name).slice(0, 52); // bits of a JS-safe integer
+}
+
+/** Compares each typed extra with its delivered text: one bit per value that did not parse. */
+function maskSql(layout: ProductLayout): string {
+  const terms = unparseableExtras(layout).map((name, i) =>
+    `CASE WHEN ${quoteIdent(name)} IS NOT NULL AND ${typedName(name)} IS NULL THEN ${2 ** i} ELSE 0 END`);
+  return terms.length ? terms.join(' + ') : '0';
+}
+
+/**
+ * Reads each file of a product once into a typed staging table: the typed values, the week (for
+ * patterns), the first row rule it breaks (Placekey validity aside) and the file index. Columns are found by header name (or a known alias); a column a file
+ * lacks is NULL. Nothing is kept as text beyond what the product stores as text.
+ */
+/** A product's staged rows with their position (`pos`, file order across the drop). */
+export function productRows(table: string): string {
+  return `(SELECT *, rowid AS pos FROM ${table} WHERE in_product)`;
+}
+
+export async function stageProduct(conn: DuckDBConnection, table: string, layout: ProductLayout): Promise<void> {
+  const columns = typedColumns(layout);
+  const { period, reason } = RULES[layout.product];
+  // A table of the version file, not a temp table: once the unusable rows are deleted and the
+  // bookkeeping columns dropped it becomes the product's table (no second copy of the rows), so
+  // its columns are in the product table's order: the spec's, the week, the extras.
+  const ddl = (cs: typeof columns) => cs.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`);
+  const specCount = layout.spec.length;
+  await conn.run(`CREATE TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(period ? [`${period.name} DATE`] : []), ...ddl(columns.slice(specCount))].join(', ')},
+    reason VARCHAR, bad_mask BIGINT)`);
+  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(period ? [period.name] : []), 'reason', 'bad_mask'];
+  // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
+  // the rules and the unparseable mask, which compare the two.
+  const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(period ? [`${period.sql} AS ${typedName(period.name)}`] : [])];
+  const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(period ? [typedName(period.name)] : []),
+    reason, maskSql(layout)];
+  for (const group of sameShapeGroups(layout)) {
+    const { file, onlyRowsWith } = group[0]!;
+    const raw = layout.stage.map((c) => {
+      const key = c.sources.find((n) => file.columns.has(n));
+      return key === undefined ? `CAST(NULL AS VARCHAR) AS ${quoteIdent(c.name)}` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
+    });
+    // Every row of the files is staged, in file order (insertion order is preserved across the
+    // files of one read), so a row's position in its file is its rowid less the file's first;
+    // rows of a combined export that carry no patterns are staged for weekly patterns but marked
+    // out of the product. Files read together are decompressed and parsed in parallel.
+    const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
+    const sql = (parallel: boolean) => `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
+      SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
+        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file, SOURCE_COLUMN, REJECTS, parallel)}))`;
+    await readGroup(conn, table, sql, group, layout.product);
+  }
+}
+
+/**
+ * Runs one read of a group of files into `table`. A CSV read that DuckDB's parallel reader
+ * misread (a record with two quoting errors, ingest/drop/reader-rejects.ts `quotesMisread`) is undone
+ * (its rows deleted: they are the table's last, so the files' order and each file's rows staying
+ * together are kept) and run again on one thread, whose only known slip (a quote open at the end
+ * of a file) is then made good.
+ */
+async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: boolean) => string, group: readonly StageFile[], product: Product): Promise<void> {
+  const params = { files: listValue(group.map((g) => g.file.readPath)), indexes: listValue(group.map((g) => g.index)) };
+  const types = { files: LIST(VARCHAR), indexes: LIST(INTEGER) };
+  const run = async (parallel: boolean) => {
+    try {
+      await conn.run(sql(parallel), params, types);
+    } catch (err) {
+      throw await readFailure(group.map((g) => g.file.path), err);
+    }
+  };
+  await run(true);
+  if (group[0]!.file.format !== 'csv') return;
+  const misread = await quotesMisread(conn);
+  if (misread) {
+    await conn.run(`DELETE FROM ${table} WHERE list_contains($indexes, file_idx)`, { indexes: params.indexes }, { indexes: types.indexes });
+    await dropRejectTables(conn);
+    await run(false);
+  }
+  await keepRejects(conn, product, params);
+  if (misread) await keepOpenQuotesAtEnd(conn, product, group);
+}
+
+/** Column naming each row's file when several are read at once (not a name a drop uses). */
+const SOURCE_COLUMN = '__placedata_source_file';
+
+/**
+ * Most files one statement reads. Two or more keep both cores decompressing; many more made
+ * DuckDB hold out-of-order chunks of every file to keep insertion order, and a 5M-POI drop
+ * (20 weekly parts in one statement) ran out of its 1GB memory limit.
+ */
+const FILES_PER_READ = 4;
+
+/**
+ * A product's files in runs of consecutive files with the same format, dialect, columns and row
+ * filter (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
+ * order is kept.
+ */
+function sameShapeGroups(layout: ProductLayout): StageFile[][] {
+  const groups: StageFile[][] = [];
+  let lastKey: string | null = null;
+  for (const f of layout.files) {
+    const key = JSON.stringify([f.file.format, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
+    else groups.push([f]);
+    lastKey = key;
+  }
+  return groups;
+}

@@ -1,0 +1,55 @@
+import { Queue, type ConnectionOptions, type Job } from 'bullmq';
+import type { DropFileDigest } from '../drop/drop-id.ts';
+
+/**
+ * What a load job carries: where the drop is and what it must contain. Never a secret: job data
+ * is stored in Redis in clear.
+ */
+export interface LoadJobData {
+  readonly inputs: readonly string[];
+  readonly month: string | null;
+  readonly dropId: string;
+  readonly files: readonly DropFileDigest[];
+}
+
+/** What a finished load job returns (kept in Redis with the job). */
+export interface LoadJobResult {
+  readonly label: string;
+  readonly alreadyLoaded: boolean;
+  readonly removedVersions: readonly string[];
+  readonly summary: string;
+}
+
+export type LoadJob = Job<LoadJobData, LoadJobResult>;
+
+export const LOAD_JOB_NAME = 'load-drop';
+
+export interface QueueSettings {
+  readonly connection: ConnectionOptions;
+  readonly name: string;
+  readonly attempts: number;
+}
+
+export function createLoadQueue(settings: QueueSettings): Queue<LoadJobData, LoadJobResult> {
+  return new Queue<LoadJobData, LoadJobResult>(settings.name, {
+    connection: settings.connection,
+    defaultJobOptions: {
+      attempts: settings.attempts,
+      backoff: { type: 'exponential', delay: 2000 },
+      // Finished jobs stay for a month, so enqueuing the same drop again in that time is a no-op.
+      removeOnComplete: { age: 30 * 86_400, count: 1000 },
+      removeOnFail: { age: 30 * 86_400, count: 1000 },
+    },
+  });
+}
+
+/**
+ * Adds a load whose job id is the drop's content id: a second enqueue of the same drop returns
+ * the existing job instead of loading it again.
+ */
+export async function enqueueLoad(queue: Queue<LoadJobData, LoadJobResult>, data: LoadJobData): Promise<{ job: LoadJob; created: boolean }> {
+  const existing = await queue.getJob(data.dropId);
+  if (existing) return { job: existing, created: false };
+  const job = await queue.add(LOAD_JOB_NAME, data, { jobId: data.dropId });
+  return { job, created: true };
+}
