@@ -18,7 +18,7 @@ export async function readBase(site: VersionSite, label: string, memoryLimit: st
   try {
     const conn = await db.connect();
     try {
-      return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn) };
+      return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn), profile: record.profile ?? null };
     } finally {
       conn.closeSync();
     }
