@@ -14,6 +14,7 @@ import { withCode } from './with-code.ts';
 import { complexityRule, parseWithLimits, type QueryLimits } from './query-limits.ts';
 import type { RequestContext } from './graphql/request-context.ts';
 import type { VersionCatalog } from './version-catalog.ts';
+import type { VersionDiffFn } from './graphql/version-diff-field.ts';
 import type { Lease } from './version-store.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
@@ -21,6 +22,8 @@ export interface GraphqlRouteOptions extends QueryLimits {
   readonly catalog: VersionCatalog;
   readonly currentLabel: () => string | null;
   readonly maxBatch: number;
+  /** `version_diff` (absent: the field answers an internal error). */
+  readonly versionDiff?: VersionDiffFn;
   readonly log: Logger;
 }
 
@@ -82,7 +85,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     execute: makeCompiledExecute(options.schema),
     context: (req) => ({
       lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
-      rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
+      ...(options.versionDiff ? { versionDiff: options.versionDiff } : {}), rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
     }),
     // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
     // was negotiated: they are answered in the negotiated type here, with the same status.

@@ -11,6 +11,8 @@ import { VersionCatalog } from './version-catalog.ts';
 import { VersionStore } from './version-store.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../shared/rollback.ts';
+import { diffVersions } from '../shared/diff/diff-versions.ts';
+import { discardHeld, publishHeld } from '../shared/publish-held.ts';
 import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
 import { localSite } from '../shared/open-version-site.ts';
 import type { VersionSite } from '../shared/version-site.ts';
@@ -65,13 +67,15 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
   const app = createApp({
-    store, catalog: new VersionCatalog(site.store, site.cache.dir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    store, catalog: new VersionCatalog(site.store, site.cache.dir), keys,
+    versionDiff: (from, to, paging) => diffVersions(site, from, to, paging, { memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads }), log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback`.
       rollback: (label) => rollback(site, { label }),
       jobs,
+      holds: { publish: (label) => publishHeld(site, label), discard: (label) => discardHeld(site, label) },
     },
     metricsToken: config.metricsToken,
     corsOrigins: config.corsOrigins,

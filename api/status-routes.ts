@@ -7,7 +7,7 @@ import { sendError } from './error-body.ts';
 import type { KeyIdentity, KeyRing } from './key-ring.ts';
 import { requireKey } from './require-key.ts';
 import { requireRole } from './require-role.ts';
-import type { DatasetVersion, VersionCatalog, VersionStorage } from './version-catalog.ts';
+import type { DatasetVersion, VersionCatalog, VersionQuality, VersionStorage } from './version-catalog.ts';
 import type { RefusedVersion, VersionStore } from './version-store.ts';
 
 /** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
@@ -32,6 +32,11 @@ export interface StatusBody {
   /** The version the pointer names that this web process refused to serve (a damaged file), and why. */
   readonly refused: RefusedVersion | null;
   readonly versions: readonly (DatasetVersion & { readonly current: boolean; readonly storage: VersionStorage | null })[];
+  /**
+   * Every stored version, held ones included (they are not in `versions`: never served), oldest
+   * first: its quality profile, and for a held one why it is held.
+   */
+  readonly quality: readonly VersionQuality[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJobView[] };
 }
 
@@ -55,9 +60,11 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       const current = options.store.current?.label ?? null;
       let listed;
       let storage;
+      let quality;
       try {
         listed = await options.catalog.list();
         storage = await options.catalog.storage();
+        quality = [...(await options.catalog.quality()).values()];
       } catch (err) {
         if (isAppError(err) && err.code === ErrorCodes.UNAVAILABLE) return sendError(res, 503, err.code, err.message, { 'Retry-After': '5' });
         throw err;
@@ -72,7 +79,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
           jobs = { queue: options.jobs.queueName, available: false, error: 'the load queue cannot be read (Redis does not answer)', items: [] };
         }
       }
-      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, jobs };
+      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, quality, jobs };
       res.set('Cache-Control', 'no-store').json(body);
     })().catch(next);
   });
