@@ -1,3 +1,5 @@
+import { diffVersions, MAX_DIFF_PAGE } from '../shared/diff/diff-versions.ts';
+import type { VersionDiff } from '../shared/diff/version-diff-types.ts';
 import { discardHeld, publishHeld } from '../shared/publish-held.ts';
 import type { HeldReason } from '../shared/held-state.ts';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -35,7 +37,7 @@ export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
 /** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
 const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
-  ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD]);
+  ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE]);
 
 /** How long a queue command waits for Redis before it fails with UNAVAILABLE. */
 const REDIS_WAIT_MS = 5000;
@@ -231,6 +233,51 @@ function addHoldCommands(cli: Command, config: () => Config, io: Io): void {
     });
 }
 
+/** A diff as text: counts and breakdowns, the examples of each page, the weeks and the profile's headline. */
+function printDiff(out: Out, d: VersionDiff): void {
+  const counts = (list: readonly { value: string | null; pois: number }[]) => list.map((v) => `${v.value ?? '(null)'} ${v.pois}`).join(', ') || '-';
+  out(`${d.from} -> ${d.to}`);
+  if (d.pois.same_core_file) out('POIs: unchanged (both read core places from the same file)');
+  else {
+    out(`POIs: +${d.pois.added} -${d.pois.removed} ~${d.pois.changed}`);
+    out(`  added by region: ${counts(d.pois.added_by_region)}; by category: ${counts(d.pois.added_by_category)}`);
+    out(`  removed by region: ${counts(d.pois.removed_by_region)}; by category: ${counts(d.pois.removed_by_category)}`);
+    out(`  changed fields: ${d.pois.changed_by_field.map((f) => `${f.field} ${f.pois}`).join(', ') || '-'}`);
+    for (const p of d.pois.added_examples.items) out(`  + ${p.placekey}  ${p.location_name ?? ''}  ${p.region ?? ''}  ${p.top_category ?? ''}`);
+    for (const p of d.pois.removed_examples.items) out(`  - ${p.placekey}  ${p.location_name ?? ''}  ${p.region ?? ''}  ${p.top_category ?? ''}`);
+    for (const p of d.pois.changed_examples.items) out(`  ~ ${p.placekey}  ${p.changes.map((c) => `${c.field}: ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`).join('; ')}`);
+    for (const [name, page] of [['added', d.pois.added_examples], ['removed', d.pois.removed_examples], ['changed', d.pois.changed_examples]] as const) {
+      if (page.next) out(`  more ${name}: --${name}-after ${page.next}`);
+    }
+  }
+  const list = (l: readonly string[]) => l.join(' ') || '-';
+  out(`weeks: added ${list(d.weeks.added)}; replaced ${list(d.weeks.replaced)}; carried ${d.weeks.carried.length}; removed ${list(d.weeks.removed)}`);
+  if (d.months.added.length + d.months.replaced.length + d.months.carried.length + d.months.removed.length) {
+    out(`months: added ${list(d.months.added)}; replaced ${list(d.months.replaced)}; carried ${d.months.carried.length}; removed ${list(d.months.removed)}`);
+  }
+  out(`core rows: ${d.profile.core_rows.before ?? '?'} -> ${d.profile.core_rows.after ?? '?'}`);
+}
+
+function addDiffCommand(cli: Command, config: () => Config, io: Io): void {
+  cli.command('diff').summary('what changed between two versions')
+    .description('POIs added, removed and changed (spec fields, with before and after), weeks and months added, replaced and carried, and the two quality profiles side by side. Reads the two versions\' core partitions (nothing when they are the same file) and manifests, never their weekly history.')
+    .argument('<from>', 'the older version (see placedata versions; held versions too)')
+    .argument('<to>', 'the newer version')
+    .option('--first <n>', 'examples per page', integer(1, MAX_DIFF_PAGE), 20)
+    .option('--added-after <cursor>', 'the next page of added POIs')
+    .option('--removed-after <cursor>', 'the next page of removed POIs')
+    .option('--changed-after <cursor>', 'the next page of changed POIs')
+    .option('--json', 'print the whole diff as one JSON object')
+    .addHelpText('after', examples('placedata diff 1795299194__2022_03 1797977594__2022_04', 'placedata diff A B --json | jq .pois.changed_by_field'))
+    .action(async (from: string, to: string, opts: { first: number; addedAfter?: string; removedAfter?: string; changedAfter?: string; json?: boolean }) => {
+      const c = config();
+      const paging = { first: opts.first, added_after: opts.addedAfter ?? null, removed_after: opts.removedAfter ?? null, changed_after: opts.changedAfter ?? null };
+      const diff = await withSite(c, (site) => diffVersions(site, from, to, paging, { memoryLimit: c.duckdbMemoryLimit, threads: c.duckdbThreads }));
+      if (opts.json) return io.out(JSON.stringify(diff));
+      printDiff(io.out, diff);
+    });
+}
+
 function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
@@ -366,6 +413,7 @@ function program(config: () => Config, io: Io): Command {
   addLoadCommands(cli, config, io);
   addVersionCommands(cli, config, io);
   addHoldCommands(cli, config, io);
+  addDiffCommand(cli, config, io);
   addQueueCommands(cli, config, io);
   addKeyCommands(cli, config, io);
   return cli;
