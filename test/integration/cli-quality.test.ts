@@ -65,7 +65,7 @@ describe('placedata: held loads, publish, discard, diff, --force and PUBLISH_GUA
     const off = await label([await drop(all.slice(0, 3))], { PUBLISH_GUARDS: 'false' });
     expect([off.held, await readPointer(env['DATA_DIR']!)]).to.deep.equal([null, off.label]);
     expect(await placedata(['versions'], { ...env, GUARD_MAX_POI_DROP: '2' })).to.deep.equal({
-      code: 2, stdout: '', stderr: 'error CONFIG_INVALID: GUARD_MAX_POI_DROP must be a number from 0 to 1 (got "2")\n',
+      code: 2, stdout: '', stderr: 'error CONFIG_INVALID: GUARD_MAX_POI_DROP must be a number from 0 to 1; got "2"\n',
     });
   });
 });
