@@ -109,6 +109,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
         if (!isAppError(err)) return next(err);
         options.log.warn({ audit: 'rollback', key_name: key.name, to: label, refused: err.code }, 'rollback refused');
         if (err.code === ErrorCodes.VERSION_NOT_FOUND) return sendError(res, 404, err.code, `Dataset version "${label}" is not retained (see dataset_versions)`);
+        if (err.code === ErrorCodes.VERSION_HELD) return sendError(res, 409, err.code, `Dataset version "${label}" is held by the publish guards: publish it instead (POST /v1/admin/publish)`);
         if (err.code === ErrorCodes.VERSION_INVALID) return sendError(res, 409, err.code, `Dataset version "${label}" cannot be served (see dataset_versions: servable) or failed its check; the served version is unchanged`);
         next(err);
       });

@@ -84,8 +84,11 @@ describe('held versions over HTTP: /v1/status shows them with reasons, operators
     expect((bad.body as any).errors.map((e: any) => [e.message, e.extensions.code])).to.deep.equal([['no retained version "9__2022_01"', 'VERSION_NOT_FOUND']]);
   });
 
-  it('refuses publish to a reader, publishes for an operator; discard refuses a version that is not held', async () => {
+  it('refuses publish to a reader and a rollback to a held version, publishes for an operator; discard refuses a version that is not held', async () => {
     expect((await call(`${server.url}/v1/admin/publish`, reader, { label: held })).status).to.equal(403);
+    expect(await call(`${server.url}/v1/admin/rollback`, operator, { label: held })).to.deep.equal({
+      status: 409, body: { errors: [{ message: `Dataset version "${held}" is held by the publish guards: publish it instead (POST /v1/admin/publish)`, extensions: { code: 'VERSION_HELD' } }] },
+    });
     expect(await call(`${server.url}/v1/admin/discard`, operator, { label: base })).to.deep.equal({
       status: 409, body: { errors: [{ message: `Dataset version "${base}" is not held`, extensions: { code: 'VERSION_NOT_HELD' } }] },
     });
