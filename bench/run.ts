@@ -13,6 +13,7 @@ import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../shared/open-version-site.ts';
 import { rollback } from '../shared/rollback.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
+import { qualityLines, qualityPart } from './quality.ts';
 
 const run = promisify(execFile);
 const SEED = 1;
@@ -28,7 +29,7 @@ interface Options {
   rejects: { pois: number; bad: number; reps: number };
 }
 
-const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'history', 'rejects'];
+const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'history', 'rejects', 'quality'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -270,6 +271,10 @@ async function main(o: Options): Promise<void> {
     results['rejects'] = await rejectsPart({ work: o.work, weeks: o.weeks, ...o.rejects }, clean, timedLoad, log);
     await save();
   }
+  if (o.parts.includes('quality')) {
+    results['quality'] = await qualityPart({ work: o.work, pois: o.pois, weeks: o.weeks, reps: 3 }, await dataset(o, o.pois, o.weeks), log);
+    await save();
+  }
 }
 
 /**
@@ -509,6 +514,7 @@ function renderResults(r: Record<string, any>): string {
   if (r.stores) lines.push(...renderStores(r.stores));
   if (r.history) lines.push(...renderHistory(r.history, ratio));
   lines.push(...rejectsLines(r));
+  lines.push(...qualityLines(r.quality, r.parts_run?.quality ?? ''));
   return lines.join('\n') + '\n';
 }
 
@@ -573,7 +579,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, history, rejects (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, history, rejects, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')

@@ -118,7 +118,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     await removeDir(dir);
   });
 
-  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
+  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'publish', 'discard', 'diff', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
 
   it('prints help for the program and for every command, with examples, and exits 0', async () => {
     const top = await placedata(['--help'], env);
