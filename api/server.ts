@@ -66,9 +66,15 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const limiter = config.rateLimitPoints > 0
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
+  let diffing: Promise<unknown> = Promise.resolve();
   const app = createApp({
     store, catalog: new VersionCatalog(site.store, site.cache.dir), keys,
-    versionDiff: (from, to, paging) => diffVersions(site, from, to, paging, { memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads }), log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    versionDiff: (from, to, paging) => {
+      // One diff at a time per process: each holds a DuckDB of API_MEMORY_LIMIT beside the served versions.
+      const run = diffing.then(() => diffVersions(site, from, to, paging, { memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads }));
+      diffing = run.catch(() => undefined);
+      return run;
+    }, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {

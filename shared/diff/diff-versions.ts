@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../errors.ts';
@@ -167,7 +168,8 @@ export async function diffVersions(site: VersionSite, from: string, to: string, 
   for (const cursor of [paging.added_after, paging.removed_after, paging.changed_after]) decodeCursor(cursor);
   const [recordFrom, recordTo] = [await recordOf(site, from), await recordOf(site, to)];
   const files = { from: await site.cache.ensure(from, recordFrom.sha256), to: await site.cache.ensure(to, recordTo.sha256) };
-  const tempDir = path.join(site.cache.dir, '.tmp', `diff-${process.pid}`);
+  // Its own spill folder: two diffs in one process must not remove each other's.
+  const tempDir = path.join(site.cache.dir, '.tmp', `diff-${process.pid}-${randomBytes(6).toString('hex')}`);
   await mkdir(tempDir, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', {
     memory_limit: settings.memoryLimit, temp_directory: tempDir, autoload_known_extensions: 'false', autoinstall_known_extensions: 'false',
