@@ -96,7 +96,7 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
       const result = await loadDrop(options, settings.site);
       events.completed(result.label, result.alreadyLoaded, result.report, result.removedVersions.length, result.held);
       // A held version is the job's success: the hold is recorded (store and result), nothing to retry.
-      return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report), held: result.held };
+      return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report), ...(result.held ? { held: result.held } : {}) };
     } catch (err) {
       events.failed(err);
       throw failure(err);
