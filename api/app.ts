@@ -25,11 +25,15 @@ import { variablesText } from './http/variables-text.ts';
 import type { VersionCatalog } from './versions/version-catalog.ts';
 import { takeLease } from './http/take-lease.ts';
 import type { ServedVersions } from './lookup/served-versions.ts';
+import type { VersionDiffFn } from './graphql/version-diff-field.ts';
+import { holdRoutes, type HoldActions } from './pages/hold-routes.ts';
 
 export interface AppOptions {
   readonly store: ServedVersions;
   /** The retained versions, for `dataset_versions`. */
   readonly catalog: VersionCatalog;
+  /** `version_diff` and the status page's diff (shared/diff/diff-versions.ts on this process's site); absent: not offered. */
+  readonly versionDiff?: VersionDiffFn;
   readonly keys: KeyRing;
   readonly log: Logger;
   readonly maxBatch: number;
@@ -49,7 +53,7 @@ export interface AppOptions {
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
   /** The status page's rollback and load-queue reader (status-routes.ts). */
-  readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null };
+  readonly admin: { readonly rollback: RollbackFn; readonly jobs: LoadJobReader | null; readonly holds?: HoldActions };
   /** Bearer token GET /metrics requires (METRICS_TOKEN); null or absent: open. */
   readonly metricsToken?: string | null;
   /** Origins allowed to call the API from a browser (CORS_ORIGINS); empty: none. */
@@ -98,6 +102,7 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/metrics', metricsRoute(metrics, options.metricsToken ?? null));
   app.use(webPages());
   app.use(statusRoutes({ ...options, ...options.admin }));
+  if (options.admin.holds) app.use(holdRoutes({ ...options, holds: options.admin.holds }));
   const currentLabel = () => options.store.current?.label ?? null;
   const persisted = new PersistedQueries(options.persistedQueryCacheBytes);
   // Each path has its own schema (docs/api.md: /v1 and /v2) over the same data and resolvers.

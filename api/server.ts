@@ -11,6 +11,8 @@ import { VersionCatalog } from './versions/version-catalog.ts';
 import { ServedVersions } from './lookup/served-versions.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../shared/rollback.ts';
+import { diffVersions } from '../shared/diff/diff-versions.ts';
+import { discardHeld, publishHeld } from '../shared/publish-held.ts';
 import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
 import { localSite } from '../shared/open-version-site.ts';
 import type { VersionSite } from '../shared/version-site.ts';
@@ -64,14 +66,22 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const limiter = config.rateLimitPoints > 0
     ? new KeyRateLimiter({ points: config.rateLimitPoints, windowSeconds: config.rateLimitWindowSeconds, prefix: config.rateLimitPrefix }, deps.redis ?? null, log)
     : null;
+  let diffing: Promise<unknown> = Promise.resolve();
   const app = createApp({
-    store, catalog: new VersionCatalog(site.store, site.cache.dir), keys, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
+    store, catalog: new VersionCatalog(site.store, site.cache.dir), keys,
+    versionDiff: (from, to, paging) => {
+      // One diff at a time per process: each holds a DuckDB of API_MEMORY_LIMIT beside the served versions.
+      const run = diffing.then(() => diffVersions(site, from, to, paging, { memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads }));
+      diffing = run.catch(() => undefined);
+      return run;
+    }, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback`.
       rollback: (label) => rollback(site, { label }),
       jobs,
+      holds: { publish: (label) => publishHeld(site, label), discard: (label) => discardHeld(site, label) },
     },
     metricsToken: config.metricsToken,
     corsOrigins: config.corsOrigins,

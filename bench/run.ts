@@ -15,6 +15,7 @@ import { rollback } from '../shared/rollback.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
 import { executorsPart } from './executors.ts';
+import { qualityLines, qualityPart } from './quality.ts';
 
 const run = promisify(execFile);
 const SEED = 1;
@@ -31,7 +32,7 @@ interface Options {
   executors: { pois: number; rounds: number };
 }
 
-const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects', 'executors'];
+const ALL_PARTS = ['ingest', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects', 'executors', 'quality'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -285,6 +286,10 @@ async function main(o: Options): Promise<void> {
   if (o.parts.includes('rejects')) {
     const clean = await dataset(o, o.rejects.pois, o.weeks);
     results['rejects'] = await rejectsPart({ work: o.work, weeks: o.weeks, ...o.rejects }, clean, timedLoad, log);
+    await save();
+  }
+  if (o.parts.includes('quality')) {
+    results['quality'] = await qualityPart({ work: o.work, pois: o.pois, weeks: o.weeks, reps: 3 }, await dataset(o, o.pois, o.weeks), log);
     await save();
   }
 }
@@ -590,6 +595,7 @@ function renderResults(r: Record<string, any>): string {
   if (r.history) lines.push(...renderHistory(r.history, ratio));
   lines.push(...rejectsLines(r));
   if (r.executors) lines.push(...renderExecutors(r.executors, r.parts_run?.executors ?? '', ratio));
+  lines.push(...qualityLines(r.quality, r.parts_run?.quality ?? ''));
   return lines.join('\n') + '\n';
 }
 
@@ -666,12 +672,13 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects, executors (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects, executors, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
   .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
-  .action(async (x) => main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
+  .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
+  .action(async (x) => x.render ? writeFile('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
     licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
 await cli.parseAsync(process.argv);

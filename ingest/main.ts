@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const worker = createLoadWorker({
     connection: redisConnection(config.redisUrl), queueName: config.loadQueue, site: opened.site,
     build: buildSettingsOf(config),
-    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls,
+    retain: config.retainVersions, lockMs: config.workerLockMs, maxStalls: config.workerMaxStalls, guards: config.publishGuards,
   }, log, metrics);
   worker.on('error', (err) => log.error({ err: err.message }, 'worker error'));
   await worker.waitUntilReady();

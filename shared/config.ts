@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
 import type { S3StoreSettings } from './s3-version-store.ts';
+import { DEFAULT_GUARDS, type GuardThresholds } from './guard-thresholds.ts';
 
 /** Where version files are shared between machines (VERSION_STORE); see docs/operations.md "Running at scale". */
 export type VersionStoreSetting =
@@ -87,6 +88,12 @@ export interface Config {
   readonly loadQueue: string;
   /** Versions kept; the current one, the one built before it and the one served until the last publish are never deleted (RETAIN_VERSIONS, default 5). */
   readonly retainVersions: number;
+  /**
+   * The publish guards' thresholds (GUARD_MAX_POI_DROP, GUARD_MIN_VANISHED_ROWS,
+   * GUARD_MAX_NULL_RISE, GUARD_MIN_WEEK_VISITS), or null when PUBLISH_GUARDS=false turns them off
+   * (default on): docs/operations.md, Publish guards.
+   */
+  readonly publishGuards: GuardThresholds | null;
   /** Tries per load job for transient failures (LOAD_ATTEMPTS, default 5). */
   readonly loadAttempts: number;
   /** How long a worker's job lock lasts without renewal; a killed worker's job is retried after it (WORKER_LOCK_MS, default 30000). */
@@ -262,6 +269,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
     loadQueue: nameVar(env, 'LOAD_QUEUE', 'placedata-loads'),
     retainVersions: intVar(env, 'RETAIN_VERSIONS', 5, 2, 10_000),
+    publishGuards: boolVar(env, 'PUBLISH_GUARDS', true) ? {
+      maxPoiDrop: shareVar(env, 'GUARD_MAX_POI_DROP', DEFAULT_GUARDS.maxPoiDrop),
+      minVanishedRows: intVar(env, 'GUARD_MIN_VANISHED_ROWS', DEFAULT_GUARDS.minVanishedRows, 1, 1_000_000_000),
+      maxNullRise: shareVar(env, 'GUARD_MAX_NULL_RISE', DEFAULT_GUARDS.maxNullRise),
+      minWeekVisits: shareVar(env, 'GUARD_MIN_WEEK_VISITS', DEFAULT_GUARDS.minWeekVisits),
+    } : null,
     loadAttempts: intVar(env, 'LOAD_ATTEMPTS', 5, 1, 100),
     workerLockMs: intVar(env, 'WORKER_LOCK_MS', 30_000, 500, 3_600_000),
     workerMaxStalls: intVar(env, 'WORKER_MAX_STALLS', 10, 0, 1000),

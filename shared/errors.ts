@@ -45,6 +45,10 @@ export const ErrorCodes = {
   /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
   EXPORTS_BUSY: 'EXPORTS_BUSY',
   VERSION_INVALID: 'VERSION_INVALID',
+  /** The version is held by the publish guards: only `publish` (or discard) acts on it. */
+  VERSION_HELD: 'VERSION_HELD',
+  /** Publish or discard named a version that is not held. */
+  VERSION_NOT_HELD: 'VERSION_NOT_HELD',
   /** A look-up store (an immutable file's serving documents in lmdb) failed a check: that file's look-ups go to DuckDB. */
   LOOKUP_STORE_DAMAGED: 'LOOKUP_STORE_DAMAGED',
   KEY_EXISTS: 'KEY_EXISTS',

@@ -1,3 +1,4 @@
+import type { HeldReason } from './held-state.ts';
 import path from 'node:path';
 import { Queue, type Job } from 'bullmq';
 import { redisConnection } from './redis-connection.ts';
@@ -23,7 +24,11 @@ export interface LoadJobView {
   readonly finished_at: string | null;
   readonly duration_ms: number | null;
   /** A finished load's report: the version it built (or found built), versions retention removed, the row summary. */
-  readonly result: { readonly label: string; readonly already_loaded: boolean; readonly removed_versions: readonly string[]; readonly summary: string } | null;
+  readonly result: {
+    readonly label: string; readonly already_loaded: boolean; readonly removed_versions: readonly string[]; readonly summary: string;
+    /** Present when the publish guards held the version: the guards it breached. */
+    readonly held?: readonly HeldReason[];
+  } | null;
   /** Why the job failed (the load report's first lines), or null. Paths are cut to file names (withoutFolders). */
   readonly reason: string | null;
 }
@@ -66,6 +71,7 @@ function viewResult(r: unknown): LoadJobView['result'] {
     label, already_loaded: o['alreadyLoaded'] === true,
     removed_versions: Array.isArray(o['removedVersions']) ? o['removedVersions'].filter((v): v is string => typeof v === 'string') : [],
     summary: withoutFolders(text(o['summary']) ?? ''),
+    ...(Array.isArray(o['held']) && o['held'].length ? { held: o['held'].filter((h): h is HeldReason => typeof h === 'object' && h !== null && typeof h.guard === 'string' && typeof h.message === 'string') } : {}),
   };
 }
 

@@ -15,7 +15,13 @@ export async function rollback(site: VersionSite, target: RollbackTarget): Promi
   return site.lock.using(async () => {
     const versions = await site.store.list();
     const current = await site.pointer.read();
-    const to = rollbackTarget(versions.map((v) => v.label), current, target);
+    // Held versions were never published: --previous passes over them, and naming one is refused.
+    const held = new Set<string>();
+    for (const v of versions) if ((await site.store.record(v.label))?.held) held.add(v.label);
+    if (target.label !== undefined && held.has(target.label)) {
+      throw new AppError(ErrorCodes.VERSION_HELD, `version ${target.label} is held by the publish guards; publish it with \`placedata publish ${target.label}\``);
+    }
+    const to = rollbackTarget(versions.map((v) => v.label).filter((l) => !held.has(l)), current, target);
     const record = await site.store.record(to);
     if (!record) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(to)}`);
     const stored = new Set((await site.store.files()).map((f) => f.label));

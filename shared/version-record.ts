@@ -1,5 +1,7 @@
 import type { FileRef, StoreDigest } from './version-manifest.ts';
 import { parseVersionInfo, type VersionInfo } from './version-info.ts';
+import { parseQualityProfile, type QualityProfile } from './quality-profile.ts';
+import { parseHeld, type HeldState } from './held-state.ts';
 
 /**
  * What a store records of a published version, beside its file: the version exists (can be
@@ -22,6 +24,13 @@ export interface VersionRecord {
   readonly files: readonly FileRef[];
   /** Its `version_info`, so machines without the file can list its facts. */
   readonly info?: VersionInfo;
+  /** Its quality profile (shared/quality-profile.ts); absent for a version of an older release. */
+  readonly profile?: QualityProfile;
+  /**
+   * Present while the version is held: built and stored but never served because its profile
+   * breached a publish guard; an operator publishes it (the field goes) or discards it.
+   */
+  readonly held?: HeldState;
 }
 
 /** A record's name beside its file in a directory or bucket: `<label>.duckdb.facts.json`. */
@@ -55,9 +64,12 @@ export function parseVersionRecord(value: unknown, bytesIfAbsent: number): Versi
   const files = Array.isArray(v['files']) ? v['files'].map(fileRefOf) : [];
   if (files.some((f) => f === null)) return null;
   const info = parseVersionInfo(v['info']);
+  const profile = parseQualityProfile(v['profile']);
+  const held = parseHeld(v['held']);
   return {
     sha256: v['sha256'], bytes: Number.isSafeInteger(v['bytes']) ? v['bytes'] as number : bytesIfAbsent, lookup: storeDigestOf(v['lookup']),
     dropId: typeof v['dropId'] === 'string' ? v['dropId'] : '', base: typeof v['base'] === 'string' ? v['base'] : null,
     files: files as FileRef[], ...(info ? { info } : {}),
+    ...(profile ? { profile } : {}), ...(held ? { held } : {}),
   };
 }

@@ -1,4 +1,5 @@
 /** Calls to this service's own API, always with the key in the `apikey` header. */
+import type { VersionQuality } from './quality-types.ts';
 
 export interface Caller { readonly name: string; readonly role: 'reader' | 'operator' }
 
@@ -64,7 +65,7 @@ export interface LoadJob {
   readonly progress: { phase: string | null; percent: number; rows: number | null } | null;
   readonly attempts: number; readonly month: string | null; readonly files: readonly string[];
   readonly enqueued_at: string; readonly started_at: string | null; readonly finished_at: string | null; readonly duration_ms: number | null;
-  readonly result: { label: string; already_loaded: boolean; removed_versions: readonly string[]; summary: string } | null;
+  readonly result: { label: string; already_loaded: boolean; removed_versions: readonly string[]; summary: string; held?: readonly { guard: string; message: string }[] | null } | null;
   readonly reason: string | null;
 }
 
@@ -74,6 +75,8 @@ export interface Status {
   /** The version the pointer names that this web process refused (a damaged file), and why. */
   readonly refused: { readonly label: string; readonly reason: string; readonly at: string } | null;
   readonly versions: readonly (DatasetVersion & { readonly storage: VersionStorage | null })[];
+  /** Every stored version, held ones too: its quality profile and hold (shapes in quality-types.ts). */
+  readonly quality: readonly VersionQuality[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJob[] };
 }
 
@@ -83,4 +86,14 @@ export function status(key: string): Promise<Status> {
 
 export function rollback(key: string, label: string): Promise<{ from: string | null; to: string; served: string | null }> {
   return call(key, '/v1/admin/rollback', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ label }) });
+}
+
+/** Publishes a version the publish guards held (operator keys). */
+export function publishHeld(key: string, label: string): Promise<{ from: string | null; to: string; served: string | null }> {
+  return call(key, '/v1/admin/publish', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ label }) });
+}
+
+/** Discards a version the publish guards held (operator keys). */
+export function discardHeld(key: string, label: string): Promise<{ discarded: string }> {
+  return call(key, '/v1/admin/discard', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ label }) });
 }

@@ -3,6 +3,7 @@ import type uPlot from 'uplot';
 import { graphql } from './api-client.ts';
 import { dailyChart, unregister, weeklyChart } from './charts.ts';
 import type { Sample } from './examples.ts';
+import { coreChanges, type CoreChange, type CoreChanges } from './core-changes.ts';
 
 /** Weeks one range may cover (MAX_RANGE_WEEKS in shared/weeks.ts). */
 const MAX_RANGE_WEEKS = 53;
@@ -45,7 +46,20 @@ function Chart({ id, draw }: { id: string; draw: (el: HTMLElement, width: number
   return <div className="chart" data-chart={id} ref={ref} />;
 }
 
-function PlaceCard({ entry, week }: { entry: Entry; week: string }) {
+/** Whether the POI's core fields changed between the two newest versions, and how. */
+function ChangeNote({ change, changes }: { change: CoreChange | undefined; changes: CoreChanges }) {
+  if (!change || change.kind === 'absent') return null;
+  const between = <>between <code>{changes.from}</code> and <code>{changes.to}</code></>;
+  if (change.kind === 'same') return <p className="core-change same">Core fields unchanged {between}.</p>;
+  if (change.kind === 'added') return <p className="core-change added">New POI: not in <code>{changes.from}</code>, in <code>{changes.to}</code>.</p>;
+  if (change.kind !== 'changed') return <p className="core-change removed">Removed: in <code>{changes.from}</code>, not in <code>{changes.to}</code>.</p>;
+  return (
+    <div className="core-change changed"><p>Core fields changed {between}:</p>
+      <ul>{change.fields.map((f) => <li key={f.field}><span className="field">{f.field}</span>: {JSON.stringify(f.before)} → {JSON.stringify(f.after)}</li>)}</ul></div>
+  );
+}
+
+function PlaceCard({ entry, week, changes }: { entry: Entry; week: string; changes: CoreChanges | null }) {
   const core = entry.placedata_core;
   const daily = entry.placedata_weekly_patterns;
   const history = entry.placedata_weekly_patterns_range ?? [];
@@ -57,6 +71,7 @@ function PlaceCard({ entry, week }: { entry: Entry; week: string }) {
   return (
     <section className="place" data-placekey={entry.placekey}>
       <h3>{core?.location_name ?? entry.placekey} <code>{entry.placekey}</code></h3>
+      {changes && <ChangeNote change={changes.byPlacekey.get(entry.placekey)} changes={changes} />}
       {core ? (
         <table className="core"><tbody>{rows.map(([k, v]) => <tr key={k}><th>{k}</th><td>{v}</td></tr>)}</tbody></table>
       ) : <p className="empty">No POI has this Placekey in the served version.</p>}
@@ -83,6 +98,7 @@ export function PlaceView({ apiKey, sample }: { apiKey: string; sample: Sample }
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [version, setVersion] = useState<string | null>(null);
+  const [changes, setChanges] = useState<CoreChanges | null>(null);
 
   async function show(e?: React.FormEvent) {
     e?.preventDefault();
@@ -101,6 +117,8 @@ export function PlaceView({ apiKey, sample }: { apiKey: string; sample: Sample }
       } else {
         setEntries(res.data?.batch_lookup ?? []);
         setVersion(res.extensions?.version_date ?? null);
+        // A note only: a failure to compare leaves the places shown without it.
+        setChanges(await coreChanges(apiKey, placekeys).catch(() => null));
       }
     } catch (err) {
       setError((err as Error).message);
@@ -126,7 +144,7 @@ export function PlaceView({ apiKey, sample }: { apiKey: string; sample: Sample }
       </form>
       {error && <pre className="error" role="alert">{error}</pre>}
       {version && <p className="version">Version {version}</p>}
-      <div className="places">{entries?.map((entry, i) => <PlaceCard key={`${i}:${entry.placekey}`} entry={entry} week={week} />)}</div>
+      <div className="places">{entries?.map((entry, i) => <PlaceCard key={`${i}:${entry.placekey}`} entry={entry} week={week} changes={changes} />)}</div>
     </div>
   );
 }

@@ -1,5 +1,7 @@
 import './style.css';
-import { ApiError, rollback, status, type LoadJob, type Status } from './api-client.ts';
+import { ApiError, discardHeld, publishHeld, rollback, status, type LoadJob, type Status } from './api-client.ts';
+import { diffFromHash, diffView } from './diff-view.ts';
+import { qualitySection } from './quality-section.ts';
 import { forgetKey } from './browser-key.ts';
 import { keyGate, navBar } from './key-gate.ts';
 
@@ -70,7 +72,8 @@ function jobItem(j: LoadJob): HTMLElement {
   }
   if (j.result) {
     const removed = j.result.removed_versions.length ? `; retention removed ${j.result.removed_versions.join(', ')}` : '';
-    item.append(el('div', { class: 'job-result' }, `→ ${j.result.label}${j.result.already_loaded ? ' (already loaded before)' : ''}${removed}`));
+    const held = j.result.held?.length ? ` HELD by the publish guards (${j.result.held.map((h) => h.guard).join(', ')})` : '';
+    item.append(el('div', { class: 'job-result' }, `→ ${j.result.label}${j.result.already_loaded ? ' (already loaded before)' : ''}${held}${removed}`));
     item.append(report(j.id, 'Load report', j.result.summary, 'report', false));
   }
   if (j.reason) item.append(report(j.id, j.state === 'failed' ? 'Why it failed' : 'Last attempt failed', j.reason, 'report error', j.state === 'failed'));
@@ -103,6 +106,26 @@ function confirmRollback(from: string | null, to: string): Promise<boolean> {
   });
 }
 
+/** The confirmation before publishing or discarding a held version. */
+function confirmHeld(action: 'publish' | 'discard', label: string): Promise<boolean> {
+  const text = action === 'publish'
+    ? ['Publish ', el('code', {}, label), '? It breached the publish guards; the web processes serve it within a second.']
+    : ['Discard ', el('code', {}, label), '? Its file is deleted; the drop can be loaded again.'];
+  const dialog = el('dialog', { class: 'confirm', id: 'confirm-held' },
+    el('h3', {}, action === 'publish' ? 'Publish a held version?' : 'Discard a held version?'), el('p', {}, ...text),
+    el('form', { method: 'dialog' },
+      el('button', { value: 'cancel', class: 'cancel' }, 'Cancel'), ' ',
+      el('button', { value: 'confirm', class: `danger confirm-${action}` }, action === 'publish' ? 'Publish' : 'Discard')));
+  document.body.append(dialog);
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      resolve(dialog.returnValue === 'confirm');
+      dialog.remove();
+    });
+    dialog.showModal();
+  });
+}
+
 async function start(): Promise<void> {
   document.body.prepend(navBar('status', null));
   const main = el('main', { class: 'status' });
@@ -112,7 +135,16 @@ async function start(): Promise<void> {
   const message = el('p', { class: 'message', role: 'status' });
   const body = el('div');
   const updated = el('p', { class: 'updated' });
-  main.append(message, body, updated);
+  // The diff a link opened stays across the polls that redraw the rest.
+  const diffPanel = el('div', { class: 'diff-panel' });
+  main.append(message, body, diffPanel, updated);
+  const showDiff = async () => {
+    const pair = diffFromHash(location.hash);
+    diffPanel.replaceChildren(...(pair ? [el('p', {}, `Comparing ${pair.from} with ${pair.to}…`)] : []));
+    if (pair) diffPanel.replaceChildren(await diffView(key, pair.from, pair.to));
+  };
+  window.addEventListener('hashchange', () => void showDiff());
+  void showDiff();
   let timer: number | undefined;
   let latest: Status | null = null;
 
@@ -128,6 +160,22 @@ async function start(): Promise<void> {
     await refresh();
   };
 
+  const onHeld = async (action: 'publish' | 'discard', label: string) => {
+    if (!(await confirmHeld(action, label))) return;
+    message.textContent = `${action === 'publish' ? 'Publishing' : 'Discarding'} ${label}…`;
+    try {
+      if (action === 'publish') {
+        const r = await publishHeld(key, label);
+        message.textContent = `Published ${r.to}; now serving ${r.served ?? r.to} (was ${r.from ?? 'none'}).`;
+      } else {
+        message.textContent = `Discarded ${(await discardHeld(key, label)).discarded}.`;
+      }
+    } catch (err) {
+      message.textContent = err instanceof ApiError ? `Refused: ${err.message} (${err.code})` : 'Failed: the server cannot be reached';
+    }
+    await refresh();
+  };
+
   const render = (s: Status) => {
     latest = s;
     const current = s.versions.find((v) => v.current);
@@ -138,7 +186,8 @@ async function start(): Promise<void> {
       ...(s.refused ? [el('p', { class: 'error refused' }, 'Refused ', el('code', {}, s.refused.label), ` (the version the pointer names) at ${time(s.refused.at)}: ${s.refused.reason}. The version above stays in service.`)] : []));
     const versions = el('section', {}, el('h2', {}, `Retained versions (${s.versions.length})`), versionsTable(s, (l) => void onRollback(l)));
     if (caller.role !== 'operator') versions.append(el('p', { class: 'hint' }, 'Rollback needs an operator key (npx placedata keys create <name> --role operator).'));
-    body.replaceChildren(summary, versions, jobsSection(s));
+    const quality = qualitySection(s, { publish: (l) => void onHeld('publish', l), discard: (l) => void onHeld('discard', l) });
+    body.replaceChildren(summary, versions, quality, jobsSection(s));
     updated.textContent = `Updated ${new Date().toLocaleTimeString()}; refreshed every ${POLL_MS / 1000} s.`;
   };
 

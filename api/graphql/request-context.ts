@@ -1,3 +1,4 @@
+import type { VersionDiffFn } from './version-diff-field.ts';
 import type { Found } from '../lookup/lookup-queries.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import type { Lease } from '../lookup/served-versions.ts';
@@ -10,6 +11,8 @@ export type RequestContext = {
   readonly catalog?: VersionCatalog;
   /** The label of the version served to requests that do not pin one. */
   readonly currentLabel?: () => string | null;
+  /** `version_diff`; absent where a caller runs the schema without the app. */
+  readonly versionDiff?: VersionDiffFn;
   /**
    * Results counted by the resolvers of root fields that are objects holding lists (`search`: its
    * edges), by response key, for `extensions.row_count`.

@@ -16,12 +16,15 @@ import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
+import type { VersionDiffFn } from '../graphql/version-diff-field.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
   readonly catalog: VersionCatalog;
   readonly currentLabel: () => string | null;
   readonly maxBatch: number;
+  /** `version_diff` (absent: the field answers an internal error). */
+  readonly versionDiff?: VersionDiffFn;
   readonly log: Logger;
 }
 
@@ -88,7 +91,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     execute: makeCompiledExecute(options.schema),
     context: (req) => ({
       lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
-      rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
+      ...(options.versionDiff ? { versionDiff: options.versionDiff } : {}), rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
     }),
     // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
     // was negotiated: they are answered in the negotiated type here, with the same status.

@@ -7,7 +7,7 @@ import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
-import type { DatasetVersion, VersionCatalog, VersionStorage } from '../versions/version-catalog.ts';
+import type { DatasetVersion, VersionCatalog, VersionQuality, VersionStorage } from '../versions/version-catalog.ts';
 import type { RefusedVersion, ServedVersions } from '../lookup/served-versions.ts';
 import { requestState } from '../http/request-state.ts';
 
@@ -33,6 +33,11 @@ export interface StatusBody {
   /** The version the pointer names that this web process refused to serve (a damaged file), and why. */
   readonly refused: RefusedVersion | null;
   readonly versions: readonly (DatasetVersion & { readonly current: boolean; readonly storage: VersionStorage | null })[];
+  /**
+   * Every stored version, held ones included (they are not in `versions`: never served), oldest
+   * first: its quality profile, and for a held one why it is held.
+   */
+  readonly quality: readonly VersionQuality[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJobView[] };
 }
 
@@ -56,9 +61,11 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
       const current = options.store.current?.label ?? null;
       let listed;
       let storage;
+      let quality;
       try {
         listed = await options.catalog.list();
         storage = await options.catalog.storage();
+        quality = [...(await options.catalog.quality()).values()];
       } catch (err) {
         if (isAppError(err) && err.code === ErrorCodes.UNAVAILABLE) return sendError(res, 503, err.code, err.message, { 'Retry-After': '5' });
         throw err;
@@ -73,7 +80,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
           jobs = { queue: options.jobs.queueName, available: false, error: 'the load queue cannot be read (Redis does not answer)', items: [] };
         }
       }
-      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, jobs };
+      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, quality, jobs };
       res.set('Cache-Control', 'no-store').json(body);
     })().catch(next);
   });
@@ -103,6 +110,7 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
         if (!isAppError(err)) return next(err);
         options.log.warn({ audit: 'rollback', key_name: key.name, to: label, refused: err.code }, 'rollback refused');
         if (err.code === ErrorCodes.VERSION_NOT_FOUND) return sendError(res, 404, err.code, `Dataset version "${label}" is not retained (see dataset_versions)`);
+        if (err.code === ErrorCodes.VERSION_HELD) return sendError(res, 409, err.code, `Dataset version "${label}" is held by the publish guards: publish it instead (POST /v1/admin/publish)`);
         if (err.code === ErrorCodes.VERSION_INVALID) return sendError(res, 409, err.code, `Dataset version "${label}" cannot be served (see dataset_versions: servable) or failed its check; the served version is unchanged`);
         next(err);
       });

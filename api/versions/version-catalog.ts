@@ -4,6 +4,8 @@ import type { VersionFileStore } from '../../shared/version-file-store.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
 import { READABLE_SCHEMAS } from '../../shared/version-schema.ts';
+import type { QualityProfile } from '../../shared/quality-profile.ts';
+import type { HeldState } from '../../shared/held-state.ts';
 
 /**
  * What `dataset_versions` says of one retained version file. With a version store, the facts
@@ -33,6 +35,16 @@ export interface DatasetVersion {
 }
 
 type Info = Omit<DatasetVersion, 'label'>;
+
+/** A stored version's profile and hold, for the status page. */
+export interface VersionQuality {
+  readonly label: string;
+  readonly release_month: string;
+  readonly profile: QualityProfile | null;
+  readonly held: HeldState | null;
+  readonly base: string | null;
+  readonly info: VersionInfo | null;
+}
 
 /** A version's own bytes and the earlier files it shares by reference. */
 export interface VersionStorage {
@@ -66,6 +78,8 @@ export class VersionCatalog {
   readonly #cacheDir: string;
   readonly #memoryLimit: string;
   readonly #known = new Map<string, Info>();
+  /** Versions seen not held: a version is held only from its first record, so once published it stays so. */
+  readonly #unheld = new Set<string>();
 
   /** `memoryLimit` of the brief read-only opens of a cached file (they read one row). */
   constructor(store: VersionFileStore, cacheDir: string, memoryLimit = '64MB') {
@@ -74,7 +88,7 @@ export class VersionCatalog {
     this.#memoryLimit = memoryLimit;
   }
 
-  /** Every retained version, oldest build first. */
+  /** Every retained version, oldest build first; held versions (never published) are not listed. */
   async list(): Promise<DatasetVersion[]> {
     let stored;
     try {
@@ -87,6 +101,11 @@ export class VersionCatalog {
     for (const label of this.#known.keys()) if (!labels.has(label)) this.#known.delete(label);
     const out: DatasetVersion[] = [];
     for (const v of stored) {
+      if (!this.#unheld.has(v.label)) {
+        const record = await this.#store.record(v.label).catch(() => null);
+        if (record?.held) continue;
+        if (record) this.#unheld.add(v.label);
+      }
       const info = this.#known.get(v.label) ?? (await this.#read(v.label));
       if (info) this.#known.set(v.label, info);
       out.push(info ? { label: v.label, ...info } : labelOnly(v.label, v.releaseMonth));
@@ -108,6 +127,23 @@ export class VersionCatalog {
         if (!record) continue;
         const inherits = record.files.map((f) => ({ label: f.label, bytes: sizes.get(f.label) ?? f.bytes }));
         out.set(v.label, { bytes: record.bytes, inherits, inherited_bytes: inherits.reduce((n, f) => n + f.bytes, 0) });
+      }
+      return out;
+    } catch {
+      throw new AppError(ErrorCodes.UNAVAILABLE, 'The version store does not answer; try again later');
+    }
+  }
+
+  /**
+   * Every stored version's quality profile and, for held ones, why they are held, from the
+   * store's records (held versions included; the status page shows them).
+   */
+  async quality(): Promise<Map<string, VersionQuality>> {
+    try {
+      const out = new Map<string, VersionQuality>();
+      for (const v of await this.#store.list()) {
+        const record = await this.#store.record(v.label);
+        if (record) out.set(v.label, { label: v.label, release_month: v.releaseMonth, profile: record.profile ?? null, held: record.held ?? null, base: record.base, info: record.info ?? null });
       }
       return out;
     } catch {

@@ -37,7 +37,8 @@ export class VersionFiles {
    */
   async get(label: string): Promise<VersionFileSet | null> {
     const record = await this.#site.store.record(label);
-    if (!record) return null;
+    // A held version is not served, pinned or not, until an operator publishes it.
+    if (!record || record.held) return null;
     const own = await this.#site.cache.ensure(label, record.sha256);
     const files = new Map<string, string>();
     for (const f of record.files) files.set(f.label, await this.#site.cache.ensure(f.label, f.sha256));

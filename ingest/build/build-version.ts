@@ -22,6 +22,8 @@ import { writeManifest } from './write-manifest.ts';
 import { buildLookupStore, type BuiltLookupStore } from './build-lookup-store.ts';
 import { lookupStorePath } from '../../shared/version-files.ts';
 import type { BuildSettings } from './build-settings.ts';
+import type { QualityProfile } from '../../shared/quality-profile.ts';
+import { profileVersion, writeProfile } from './profile-version.ts';
 
 export type { BuildSettings } from './build-settings.ts';
 
@@ -54,6 +56,8 @@ export interface BuildResult {
   readonly manifest: VersionManifest;
   /** The file's look-up store, built beside it (`lookupStorePath(targetFile)`). */
   readonly lookup: BuiltLookupStore;
+  /** The version's quality profile, also written to the file (`version_quality`). */
+  readonly profile: QualityProfile;
 }
 
 /** The load's own folder in the temp folder: DuckDB's spill files and converted copies of drop files. */
@@ -181,12 +185,15 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     await buildServingTables(conn);
     for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     await writeManifest(conn, manifest, { builtAt: input.builtAt, report, dropId: input.drop.id, base: input.base?.label ?? null });
+    // From the product tables just written (only what the drop delivered), before the checkpoint that writes them out.
+    const profile = await profileVersion(conn, manifest, input.base?.profile ?? null);
+    await writeProfile(conn, profile);
     await conn.run('CHECKPOINT');
     // The file's look-up store, from its finished serving table: built once, here, and shipped
     // beside the file (docs/architecture.md, Performance).
     progress({ phase: 'write', percent: 85, rows: rowsRead });
     const lookup = await buildLookupStore(conn, lookupStorePath(input.targetFile));
-    return { label, report, manifest, lookup };
+    return { label, report, manifest, lookup, profile };
   } catch (err) {
     if (!isResourceFailure(err)) throw err;
     throw resourceError(err, settings, await spillUse(conn, workDirOf(input.targetFile, settings)));

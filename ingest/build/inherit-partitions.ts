@@ -3,6 +3,7 @@ import { sortPartitions, type FileRef, type Partition, type StoreDigest, type Ve
 import { SCHEMA_VERSION, TABLES, WHOLE_COPY_SCHEMAS } from '../../shared/version-schema.ts';
 import type { LoadReport, Product } from '../drop/load-report.ts';
 import type { ProductLayout } from '../drop/product-layout.ts';
+import type { QualityProfile } from '../../shared/quality-profile.ts';
 
 /** The version a load builds on: what it is made of, and its own file's published sha256 and size. */
 export interface BaseVersion {
@@ -12,6 +13,8 @@ export interface BaseVersion {
   /** Its own file's look-up store (null: built without one). */
   readonly lookup: StoreDigest | null;
   readonly manifest: VersionManifest;
+  /** Its quality profile as recorded (null: built by a release that recorded none). */
+  readonly profile?: QualityProfile | null;
 }
 
 /** The partitions the drop delivered, counted from the new file's own product tables. */

@@ -1,3 +1,7 @@
+import { diffVersions, MAX_DIFF_PAGE } from '../../shared/diff/diff-versions.ts';
+import type { VersionDiff } from '../../shared/diff/version-diff-types.ts';
+import { discardHeld, publishHeld } from '../../shared/publish-held.ts';
+import type { HeldReason } from '../../shared/held-state.ts';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -32,7 +36,8 @@ import { once } from 'node:events';
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
 /** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
-const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND]);
+const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
+  ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE]);
 
 /** How long a queue command waits for Redis before it fails with UNAVAILABLE. */
 const REDIS_WAIT_MS = 5000;
@@ -65,7 +70,15 @@ function printLoad(out: Out, result: LoadResult): void {
   }
   out(`loaded ${result.label} (${result.file})`);
   out(formatReport(result.report));
+  if (result.held) out(heldText(result.label, result.held, result.current));
   if (result.removedVersions.length) out(`expired: ${result.removedVersions.join(', ')}; files deleted: ${result.removedFiles.join(', ') || 'none (still inherited)'}`);
+}
+
+/** What a held load prints: the guards it breached and what the operator can do. */
+function heldText(label: string, reasons: readonly HeldReason[], current: string | null): string {
+  return [`HELD: ${label} was built but not published${current ? ` (still serving ${current})` : ''}: it breached the publish guards:`,
+    ...reasons.map((r) => `  - ${r.guard}: ${r.message}`),
+    `publish it with \`placedata publish ${label}\`, or drop it with \`placedata discard ${label}\``].join('\n');
 }
 
 function progressMode(io: Io, opts: { progress?: boolean; timings?: boolean }): ProgressMode {
@@ -119,11 +132,13 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--json', 'print the result (label, file, report, ...) as one JSON object')
     .option('--no-progress', 'no progress on stderr')
     .option('--timings', 'progress as a line per update with seconds since the start (instead of a bar)')
+    .option('--force', 'publish without the publish guards (docs/operations.md, Publish guards)')
     .addHelpText('after', examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata load "/drops/2022-04/*.csv.gz" --json | jq .label'))
-    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean; force?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
-      const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p) };
+      const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p),
+        guards: opts.force ? null : c.publishGuards };
       let result: LoadResult;
       try {
         result = await withSite(c, (site) => loadDrop(options, site));
@@ -171,7 +186,8 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
       if (opts.json) return out(JSON.stringify({ versions, kept }));
       for (const v of versions) {
         const weeks = v.weeks_covered === undefined ? 'facts unknown' : `core ${v.core_rows}  weekly ${v.weekly_rows}  weeks ${v.weeks_covered} (${v.first_week ?? '-'}..${v.last_week ?? '-'})`;
-        out(`${v.current ? '*' : ' '} ${v.label}  ${weeks}  own ${v.bytes} bytes  inherits ${v.inherited_bytes} bytes from ${v.inherits.length} file(s)`);
+        out(`${v.current ? '*' : ' '} ${v.label}  ${weeks}  own ${v.bytes} bytes  inherits ${v.inherited_bytes} bytes from ${v.inherits.length} file(s)${v.held ? '  HELD' : ''}`);
+        for (const r of v.held?.reasons ?? []) out(`    held: ${r.guard}: ${r.message}`);
       }
       if (versions.length === 0) out('no versions');
       for (const f of kept) out(`  kept ${f.label}  ${f.bytes} bytes  (expired; inherited by ${f.needed_by.join(', ')})`);
@@ -193,6 +209,75 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
     });
 }
 
+function addHoldCommands(cli: Command, config: () => Config, io: Io): void {
+  const { out } = io;
+  cli.command('publish').summary('publish a version the publish guards held')
+    .description('Publish a held version (see placedata versions): verify its files, clear its hold and point the service at it; every running web process follows within POINTER_POLL_MS.')
+    .argument('<label>', 'the held version')
+    .option('--json', 'print {"from", "to"} as JSON')
+    .addHelpText('after', examples('placedata publish 1795299194__2022_04'))
+    .action(async (label: string, opts: { json?: boolean }) => {
+      const { from, to } = await withSite(config(), (site) => publishHeld(site, label));
+      if (opts.json) return out(JSON.stringify({ from, to }));
+      out(`published ${to}; now serving it (was ${from ?? 'none'})`);
+    });
+  cli.command('discard').summary('delete a version the publish guards held')
+    .description('Discard a held version: its record and its own file are deleted (files it inherits from belong to other versions and stay).')
+    .argument('<label>', 'the held version')
+    .option('--json', 'print {"discarded"} as JSON')
+    .addHelpText('after', examples('placedata discard 1795299194__2022_04'))
+    .action(async (label: string, opts: { json?: boolean }) => {
+      const result = await withSite(config(), (site) => discardHeld(site, label));
+      if (opts.json) return out(JSON.stringify(result));
+      out(`discarded ${result.discarded}`);
+    });
+}
+
+/** A diff as text: counts and breakdowns, the examples of each page, the weeks and the profile's headline. */
+function printDiff(out: Out, d: VersionDiff): void {
+  const counts = (list: readonly { value: string | null; pois: number }[]) => list.map((v) => `${v.value ?? '(null)'} ${v.pois}`).join(', ') || '-';
+  out(`${d.from} -> ${d.to}`);
+  if (d.pois.same_core_file) out('POIs: unchanged (both read core places from the same file)');
+  else {
+    out(`POIs: +${d.pois.added} -${d.pois.removed} ~${d.pois.changed}`);
+    out(`  added by region: ${counts(d.pois.added_by_region)}; by category: ${counts(d.pois.added_by_category)}`);
+    out(`  removed by region: ${counts(d.pois.removed_by_region)}; by category: ${counts(d.pois.removed_by_category)}`);
+    out(`  changed fields: ${d.pois.changed_by_field.map((f) => `${f.field} ${f.pois}`).join(', ') || '-'}`);
+    for (const p of d.pois.added_examples.items) out(`  + ${p.placekey}  ${p.location_name ?? ''}  ${p.region ?? ''}  ${p.top_category ?? ''}`);
+    for (const p of d.pois.removed_examples.items) out(`  - ${p.placekey}  ${p.location_name ?? ''}  ${p.region ?? ''}  ${p.top_category ?? ''}`);
+    for (const p of d.pois.changed_examples.items) out(`  ~ ${p.placekey}  ${p.changes.map((c) => `${c.field}: ${JSON.stringify(c.before)} -> ${JSON.stringify(c.after)}`).join('; ')}`);
+    for (const [name, page] of [['added', d.pois.added_examples], ['removed', d.pois.removed_examples], ['changed', d.pois.changed_examples]] as const) {
+      if (page.next) out(`  more ${name}: --${name}-after ${page.next}`);
+    }
+  }
+  const list = (l: readonly string[]) => l.join(' ') || '-';
+  out(`weeks: added ${list(d.weeks.added)}; replaced ${list(d.weeks.replaced)}; carried ${d.weeks.carried.length}; removed ${list(d.weeks.removed)}`);
+  if (d.months.added.length + d.months.replaced.length + d.months.carried.length + d.months.removed.length) {
+    out(`months: added ${list(d.months.added)}; replaced ${list(d.months.replaced)}; carried ${d.months.carried.length}; removed ${list(d.months.removed)}`);
+  }
+  out(`core rows: ${d.profile.core_rows.before ?? '?'} -> ${d.profile.core_rows.after ?? '?'}`);
+}
+
+function addDiffCommand(cli: Command, config: () => Config, io: Io): void {
+  cli.command('diff').summary('what changed between two versions')
+    .description('POIs added, removed and changed (spec fields, with before and after), weeks and months added, replaced and carried, and the two quality profiles side by side. Reads the two versions\' core partitions (nothing when they are the same file) and manifests, never their weekly history.')
+    .argument('<from>', 'the older version (see placedata versions; held versions too)')
+    .argument('<to>', 'the newer version')
+    .option('--first <n>', 'examples per page', integer(1, MAX_DIFF_PAGE), 20)
+    .option('--added-after <cursor>', 'the next page of added POIs')
+    .option('--removed-after <cursor>', 'the next page of removed POIs')
+    .option('--changed-after <cursor>', 'the next page of changed POIs')
+    .option('--json', 'print the whole diff as one JSON object')
+    .addHelpText('after', examples('placedata diff 1795299194__2022_03 1797977594__2022_04', 'placedata diff A B --json | jq .pois.changed_by_field'))
+    .action(async (from: string, to: string, opts: { first: number; addedAfter?: string; removedAfter?: string; changedAfter?: string; json?: boolean }) => {
+      const c = config();
+      const paging = { first: opts.first, added_after: opts.addedAfter ?? null, removed_after: opts.removedAfter ?? null, changed_after: opts.changedAfter ?? null };
+      const diff = await withSite(c, (site) => diffVersions(site, from, to, paging, { memoryLimit: c.duckdbMemoryLimit, threads: c.duckdbThreads }));
+      if (opts.json) return io.out(JSON.stringify(diff));
+      printDiff(io.out, diff);
+    });
+}
+
 function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
@@ -202,14 +287,15 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--wait', 'follow the load to its end; exit 2 with the report if the drop is refused, 1 if the load fails')
     .option('--json', 'print the result as one JSON object')
     .option('--no-progress', 'with --wait: no progress on stderr')
+    .option('--force', 'publish without the publish guards')
     .addHelpText('after', examples('placedata enqueue /drops/2022-04/ --month 2022-04 --wait', 'placedata enqueue /drops/2022-04/ --json | jq -r .job_id'))
-    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean; force?: boolean }) => {
       const c = config();
       const month = opts.month === undefined ? null : opts.month;
       if (month !== null) assertReleaseMonth(month);
       const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
       await withQueue(c, async (q) => {
-        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files });
+        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files, ...(opts.force ? { force: true } : {}) });
         if (!opts.json) out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
         if (!opts.wait) return opts.json ? out(JSON.stringify({ job_id: job.id, created })) : undefined;
         const progress = progressReporter(progressMode(io, opts), err);
@@ -227,6 +313,7 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
         if (opts.json) return out(JSON.stringify({ job_id: job.id, created, result: outcome.result }));
         out(`loaded ${outcome.result.label}${outcome.result.alreadyLoaded ? ' (already loaded before)' : ''}`);
         out(outcome.result.summary);
+        if (outcome.result.held) out(heldText(outcome.result.label, outcome.result.held, null));
       });
     });
   cli.command('jobs').summary('recent load jobs')
@@ -325,6 +412,8 @@ function program(config: () => Config, io: Io): Command {
     ].join('\n'));
   addLoadCommands(cli, config, io);
   addVersionCommands(cli, config, io);
+  addHoldCommands(cli, config, io);
+  addDiffCommand(cli, config, io);
   addQueueCommands(cli, config, io);
   addKeyCommands(cli, config, io);
   return cli;

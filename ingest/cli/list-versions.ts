@@ -2,6 +2,8 @@ import { stat } from 'node:fs/promises';
 import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import type { VersionSite } from '../../shared/version-site.ts';
+import type { HeldState } from '../../shared/held-state.ts';
+import type { QualityProfile } from '../../shared/quality-profile.ts';
 
 export interface VersionSummary extends Partial<VersionInfo> {
   readonly label: string;
@@ -15,6 +17,10 @@ export interface VersionSummary extends Partial<VersionInfo> {
   readonly base: string | null;
   /** Content identity of the drop the version was built from. */
   readonly drop_id: string;
+  /** Set while the publish guards hold it (built, never served): when, against what, and why. */
+  readonly held: HeldState | null;
+  /** Its quality profile (null: built by an older release). */
+  readonly profile: QualityProfile | null;
 }
 
 /** A stored file that is no longer a version (expired) but that retained versions still inherit from. */
@@ -49,6 +55,7 @@ export async function listVersions(site: VersionSite, memoryLimit: string): Prom
     versions.push({
       label: v.label, current: v.label === current, ...(await infoOf(site, v.label, record.info, memoryLimit)),
       bytes: record.bytes, inherits, inherited_bytes: inherits.reduce((n, f) => n + f.bytes, 0), base: record.base, drop_id: record.dropId,
+      held: record.held ?? null, profile: record.profile ?? null,
     });
   }
   const retained = new Set(versions.map((v) => v.label));

@@ -1,3 +1,4 @@
+import type { HeldReason } from '../../shared/held-state.ts';
 import type { VersionSite } from '../../shared/version-site.ts';
 
 /** A retained version already built from a drop, and what was done about it. */
@@ -7,6 +8,8 @@ export interface AlreadyLoaded {
   readonly completed: boolean;
   /** The version served afterwards. */
   readonly current: string | null;
+  /** Why it is held, when it was held by the publish guards (and is still): nothing was published. */
+  readonly held: readonly HeldReason[] | null;
 }
 
 /**
@@ -23,11 +26,13 @@ export async function findLoaded(site: VersionSite, dropId: string): Promise<Alr
     const record = await site.store.record(v.label);
     if (record?.dropId !== dropId) continue;
     const current = await site.pointer.read();
+    // A held version waits for an operator: a retry or a second enqueue never publishes it.
+    if (record.held) return { label: v.label, completed: false, current, held: record.held.reasons };
     if (current !== v.label && record.base === current) {
       await site.stage?.(v.label);
-      if (await site.pointer.swap(current, v.label)) return { label: v.label, completed: true, current: v.label };
+      if (await site.pointer.swap(current, v.label)) return { label: v.label, completed: true, current: v.label, held: null };
     }
-    return { label: v.label, completed: false, current };
+    return { label: v.label, completed: false, current, held: null };
   }
   return null;
 }

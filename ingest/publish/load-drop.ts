@@ -18,6 +18,9 @@ import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
 import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
 import { readBase } from './read-base.ts';
 import { applyRetention, type RetentionPlan } from './retention.ts';
+import { checkGuards } from './publish-guards.ts';
+import type { GuardThresholds } from '../../shared/guard-thresholds.ts';
+import type { HeldReason, HeldState } from '../../shared/held-state.ts';
 
 /** Builds tried before giving up for this attempt (a queued load is retried later). */
 const MAX_REBUILDS = 5;
@@ -36,6 +39,11 @@ export interface LoadOptions {
   readonly expectedDropId?: string;
   readonly onProgress?: (progress: LoadProgress) => void;
   readonly now?: () => Date;
+  /**
+   * The publish guards' thresholds (config PUBLISH_GUARDS, GUARD_*), or null/absent for none
+   * (`--force`): a build whose profile breaches one is stored and recorded held, not published.
+   */
+  readonly guards?: GuardThresholds | null;
 }
 
 export interface LoadResult {
@@ -52,6 +60,8 @@ export interface LoadResult {
   readonly removedVersions: readonly string[];
   /** Files retention deleted (expired versions' files no retained version inherits from). */
   readonly removedFiles: readonly string[];
+  /** The guards the build breached, when it was held instead of published (null: not held). */
+  readonly held: readonly HeldReason[] | null;
 }
 
 async function reportOf(file: string, memoryLimit: string): Promise<LoadReport> {
@@ -71,7 +81,7 @@ async function alreadyLoaded(site: VersionSite, drop: DropIdentity, opts: LoadOp
 
 async function reportLoaded(site: VersionSite, drop: DropIdentity, found: AlreadyLoaded, opts: LoadOptions): Promise<LoadResult> {
   const file = await site.cache.ensure(found.label, (await site.store.record(found.label))!.sha256);
-  return { label: found.label, file, report: await reportOf(file, opts.settings.memoryLimit), dropId: drop.id, alreadyLoaded: true, current: found.current, removedVersions: [], removedFiles: [] };
+  return { label: found.label, file, report: await reportOf(file, opts.settings.memoryLimit), dropId: drop.id, alreadyLoaded: true, current: found.current, removedVersions: [], removedFiles: [], held: found.held };
 }
 
 /**
@@ -109,7 +119,8 @@ export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<Lo
 }
 
 /** What the publish step did: published the build, or found this drop published by another attempt. */
-type Published = { readonly kind: 'published'; readonly file: string; readonly retention: RetentionPlan } | { readonly kind: 'twin'; readonly twin: AlreadyLoaded };
+type Published = { readonly kind: 'published'; readonly file: string; readonly retention: RetentionPlan } | { readonly kind: 'twin'; readonly twin: AlreadyLoaded }
+  | { readonly kind: 'held'; readonly file: string };
 
 /** One build on the current pointer, published if the pointer still names its base; null if not. */
 async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
@@ -121,15 +132,18 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
   const epoch = Math.max(Math.floor(builtAt.getTime() / 1000), lastEpoch + 1);
   const temp = buildTempPath(site.cache.dir);
   try {
-    const { label, report, manifest, lookup } = await buildVersion({
+    const { label, report, manifest, lookup, profile } = await buildVersion({
       targetFile: temp, month: opts.month, builtAt, drop, onProgress: progress, base, labelFor: (month) => makeLabel(epoch, month),
     }, opts.settings);
     progress({ phase: 'verify', percent: 90 });
     await verifyBuiltFile(temp, label, opts.settings.memoryLimit);
     const sha256 = await fileSha256(temp);
+    const breaches = opts.guards ? checkGuards(base?.profile ?? null, profile, label, opts.guards) : [];
+    const held: HeldState | null = breaches.length ? { at: builtAt.toISOString(), compared_with: baseLabel, reasons: breaches } : null;
     const record: VersionRecord = {
       sha256, bytes: (await stat(temp)).size, lookup: { bytes: lookup.bytes, sha256: lookup.sha256, headSha256: lookup.headSha256 },
-      dropId: drop.id, base: baseLabel, files: manifest.files, info: await readVersionInfo(temp, opts.settings.memoryLimit),
+      dropId: drop.id, base: baseLabel, files: manifest.files, info: await readVersionInfo(temp, opts.settings.memoryLimit), profile,
+      ...(held ? { held } : {}),
     };
     progress({ phase: 'publish', percent: 95 });
     const published = await site.lock.using(async (): Promise<Published | null> => {
@@ -147,6 +161,8 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
       const file = await site.cache.adopt(label, temp, sha256);
       await site.cache.adopt(label, lookup.file, lookup.sha256, 'lookup');
       await site.store.putRecord(label, record);
+      // Held: a version, listed with its reasons, that no process serves until an operator publishes it.
+      if (held) return { kind: 'held', file };
       await site.stage?.(label);
       // Moved after the check (cannot happen under the lock unless a holder stalled past its lease): not published.
       if (!(await site.pointer.swap(baseLabel, label))) {
@@ -159,8 +175,11 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
     if (published.kind === 'twin') return reportLoaded(site, drop, published.twin, opts);
     await site.cache.prune([...filesOf(manifest), ...(base ? filesOf(base.manifest) : [])], site.cacheGraceMs);
     progress({ phase: 'done', percent: 100 });
+    if (published.kind === 'held') {
+      return { label, file: published.file, report, dropId: drop.id, alreadyLoaded: false, current: baseLabel, removedVersions: [], removedFiles: [], held: held!.reasons };
+    }
     const { file, retention } = published;
-    return { label, file, report, dropId: drop.id, alreadyLoaded: false, current: label, removedVersions: retention.expire, removedFiles: retention.deleteFiles };
+    return { label, file, report, dropId: drop.id, alreadyLoaded: false, current: label, removedVersions: retention.expire, removedFiles: retention.deleteFiles, held: null };
   } catch (err) {
     throw resourceError(err, opts.settings) ?? err;
   } finally {

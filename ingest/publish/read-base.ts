@@ -15,6 +15,6 @@ export async function readBase(site: VersionSite, label: string, memoryLimit: st
   if (!record) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `the pointer names ${label}, but no such version is stored`);
   const file = await site.cache.ensure(label, record.sha256);
   return await withReadOnly(file, { memoryLimit, threads: 1 }, async (conn) => {
-    return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn) };
+    return { label, sha256: record.sha256, bytes: record.bytes, lookup: record.lookup, manifest: await readManifest(conn), profile: record.profile ?? null };
   });
 }

@@ -45,15 +45,23 @@ export function planRetention(versions: readonly StoredFile[], references: Reado
  * @returns the versions expired and the files deleted.
  */
 export async function applyRetention(site: VersionSite, keep: number, servedBefore: string | null): Promise<RetentionPlan> {
-  const versions = await site.store.list();
+  const listed = await site.store.list();
   const references = new Map<string, string[]>();
-  for (const v of versions) {
+  // Held versions wait for an operator: retention neither counts nor expires them, and keeps their files.
+  const heldNeeds = new Set<string>();
+  const heldLabels = new Set<string>();
+  for (const v of listed) {
     const record = await site.store.record(v.label);
     // A version whose record cannot be read keeps everything it might need: nothing is deleted.
     if (!record) return { expire: [], deleteFiles: [] };
     references.set(v.label, record.files.map((f) => f.label));
+    if (!record.held) continue;
+    heldLabels.add(v.label);
+    for (const f of [v.label, ...record.files.map((r) => r.label)]) heldNeeds.add(f);
   }
-  const plan = planRetention(versions, references, await site.store.files(), await site.pointer.read(), keep, servedBefore);
+  const versions = listed.filter((v) => !heldLabels.has(v.label));
+  const planned = planRetention(versions, references, await site.store.files(), await site.pointer.read(), keep, servedBefore);
+  const plan = { expire: planned.expire, deleteFiles: planned.deleteFiles.filter((f) => !heldNeeds.has(f)) };
   for (const label of plan.expire) await site.store.removeRecord(label);
   for (const label of plan.deleteFiles) await site.store.removeFile(label);
   return plan;

@@ -1,3 +1,4 @@
+import type { HeldReason } from '../../shared/held-state.ts';
 import { Queue, type ConnectionOptions, type Job } from 'bullmq';
 import type { DropFileDigest } from '../drop/drop-id.ts';
 
@@ -10,6 +11,8 @@ export interface LoadJobData {
   readonly month: string | null;
   readonly dropId: string;
   readonly files: readonly DropFileDigest[];
+  /** Enqueued with --force: published without the publish guards. */
+  readonly force?: boolean;
 }
 
 /** What a finished load job returns (kept in Redis with the job). */
@@ -18,6 +21,8 @@ export interface LoadJobResult {
   readonly alreadyLoaded: boolean;
   readonly removedVersions: readonly string[];
   readonly summary: string;
+  /** The publish guards it breached when the version was held instead of published (absent or null: published). */
+  readonly held?: readonly HeldReason[] | null;
 }
 
 export type LoadJob = Job<LoadJobData, LoadJobResult>;

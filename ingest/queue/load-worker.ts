@@ -7,6 +7,8 @@ import { loadDrop } from '../publish/load-drop.ts';
 import type { VersionSite } from '../../shared/version-site.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
+import type { GuardThresholds } from '../../shared/guard-thresholds.ts';
+import type { HeldReason } from '../../shared/held-state.ts';
 
 export interface WorkerSettings {
   readonly connection: ConnectionOptions;
@@ -17,6 +19,8 @@ export interface WorkerSettings {
   readonly retain: number;
   readonly lockMs: number;
   readonly maxStalls: number;
+  /** The publish guards' thresholds (null: off); a job enqueued with --force skips them. */
+  readonly guards?: GuardThresholds | null;
 }
 
 /** Errors that will fail the same way on every try: the job fails at once, with the report. */
@@ -55,10 +59,11 @@ function jobEvents(job: LoadJob, log: Logger, metrics: WorkerMetrics | null) {
       phase = p.phase;
       log.info({ event: 'progress', job_id: job.id, phase: p.phase, percent: p.percent, rows: p.rows }, 'load progress');
     },
-    completed: (label: string, alreadyLoaded: boolean, report: LoadReport, removed: number) => {
+    completed: (label: string, alreadyLoaded: boolean, report: LoadReport, removed: number, held: readonly HeldReason[] | null) => {
       const ms = Date.now() - started;
       metrics?.finished(alreadyLoaded ? 'already_loaded' : 'completed', 'none', ms / 1000, alreadyLoaded ? null : report, !alreadyLoaded);
-      log.info({ event: 'completed', job_id: job.id, label, already_loaded: alreadyLoaded, duration_ms: ms, rows: alreadyLoaded ? undefined : rowsOf(report), removed_versions: removed }, 'load published');
+      if (held) log.warn({ event: 'completed', job_id: job.id, label, held: held.map((h) => h.guard), duration_ms: ms, rows: alreadyLoaded ? undefined : rowsOf(report) }, 'load held by the publish guards');
+      else log.info({ event: 'completed', job_id: job.id, label, already_loaded: alreadyLoaded, duration_ms: ms, rows: alreadyLoaded ? undefined : rowsOf(report), removed_versions: removed }, 'load published');
     },
     failed: (err: unknown) => {
       const ms = Date.now() - started;
@@ -82,15 +87,16 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
     try {
       const options = {
         inputs: job.data.inputs, month: job.data.month, settings: settings.build,
-        retain: settings.retain, expectedDropId: job.data.dropId,
+        retain: settings.retain, expectedDropId: job.data.dropId, guards: job.data.force ? null : settings.guards ?? null,
         onProgress: (p: LoadProgress) => {
           events.progress(p);
           void job.updateProgress({ ...p }).catch(() => undefined);
         },
       };
       const result = await loadDrop(options, settings.site);
-      events.completed(result.label, result.alreadyLoaded, result.report, result.removedVersions.length);
-      return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report) };
+      events.completed(result.label, result.alreadyLoaded, result.report, result.removedVersions.length, result.held);
+      // A held version is the job's success: the hold is recorded (store and result), nothing to retry.
+      return { label: result.label, alreadyLoaded: result.alreadyLoaded, removedVersions: result.removedVersions, summary: formatReport(result.report), ...(result.held ? { held: result.held } : {}) };
     } catch (err) {
       events.failed(err);
       throw failure(err);

@@ -118,9 +118,10 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     await removeDir(dir);
   });
 
-  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
+  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'publish', 'discard', 'diff', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
 
-  it('prints help for the program and for every command, with examples, and exits 0', async () => {
+  it('prints help for the program and for every command, with examples, and exits 0', async function () {
+    this.timeout(120_000); // 14 commands, two Node starts each
     const top = await placedata(['--help'], env);
     expect([top.code, top.stderr]).to.deep.equal([0, '']);
     expect(top.stdout).to.match(/^Usage: placedata \[options\] \[command\]\n\nLoad place-data drops/);
@@ -214,14 +215,23 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const first = JSON.parse((await placedata(['load', drop, '--month', '2022-04', '--json', '--no-progress'], env)).stdout) as { label: string };
     await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Second')]);
     const second = JSON.parse((await placedata(['load', drop, '--month', '2022-05', '--json', '--no-progress'], env)).stdout) as { label: string; file: string; dropId: string; report: unknown };
-    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'current', 'dropId', 'file', 'label', 'removedFiles', 'removedVersions', 'report']);
+    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'current', 'dropId', 'file', 'held', 'label', 'removedFiles', 'removedVersions', 'report']);
     const listing = JSON.parse((await placedata(['versions', '--json'], env)).stdout) as { versions: { label: string; built_at: string; bytes: number; drop_id: string }[]; kept: unknown[] };
     const versions = listing.versions;
     // Each delivered core: the second version inherits nothing from the first.
     expect(listing).to.deep.equal({ kept: [], versions: [first.label, second.label].map((label, i) => ({
       label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', schema_version: 5, core_rows: 1, weekly_rows: 0,
       weeks_covered: 0, first_week: null, last_week: null, monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0,
-      bytes: versions[i]!.bytes, inherits: [], inherited_bytes: 0, base: i === 0 ? null : first.label, drop_id: versions[i]!.drop_id,
+      bytes: versions[i]!.bytes, inherits: [], inherited_bytes: 0, base: i === 0 ? null : first.label, drop_id: versions[i]!.drop_id, held: null,
+      // The quality profile of its one POI (shared/quality-profile.ts).
+      profile: {
+        profile_version: 1, geometry: null, weeks: [], months: [],
+        core: {
+          file: label, rows: 1, regions: [{ value: 'MA', rows: 1 }], top_categories: [{ value: 'Restaurants and Other Eating Places', rows: 1 }],
+          columns: ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'naics_code', 'top_category', 'sub_category']
+            .map((name) => ({ name, nulls: 0, distinct: 1 })),
+        },
+      },
     })) });
     expect(await placedata(['rollback', '--previous', '--json'], env)).to.deep.equal({ code: 0, stdout: JSON.stringify({ from: second.label, to: first.label }) + '\n', stderr: '' });
     expect(await placedata(['rollback', '1__2020_01', '--json'], env)).to.deep.equal({

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { startServer, type RunningServer } from '../../api/server.ts';
-import { loadDrop } from '../helpers/load-drop.ts';
+import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
@@ -80,10 +80,16 @@ describe('status and rollback endpoints: roles, versions, the load queue (real D
         // Each load delivered the whole drop: each version's own file, nothing inherited.
         const storage = async (label: string) => ({ bytes: (await stat(path.join(dataDir, `${label}.duckdb`))).size, inherits: [], inherited_bytes: 0 });
         const withStorage = await Promise.all(versions.map(async (v: { label: string }) => ({ ...v, storage: await storage(v.label) })));
+        // Every stored version's profile and hold, as its record says (none is held here).
+        const quality = await Promise.all(labels.map(async (label, i) => {
+          const record = (await siteOf(dataDir).store.record(label))!;
+          expect(record.profile!.core!.rows).to.equal(300);
+          return { label, release_month: ['2022-03', '2022-04'][i], profile: record.profile, held: null, base: record.base, info: record.info };
+        }));
         expect(res).to.deep.equal({
           status: 200,
           body: {
-            caller: { name: 'analyst', role: 'reader' }, current: labels[1], refused: null, versions: withStorage,
+            caller: { name: 'analyst', role: 'reader' }, current: labels[1], refused: null, versions: withStorage, quality,
             jobs: {
               queue: queueName, available: true, error: null,
               items: [{

@@ -1,5 +1,6 @@
 import { GraphQLObjectType, GraphQLSchema } from 'graphql';
 import { datasetVersionsField } from '../dataset-versions.ts';
+import { versionDiffField } from '../version-diff-field.ts';
 import { entryType } from '../entry-type.ts';
 import { batchLookupField, lookupField } from '../lookup-fields.ts';
 import type { RequestContext } from '../request-context.ts';
@@ -25,6 +26,7 @@ export function buildV1Schema(): GraphQLSchema {
         place: lookupField(entry, 'The hosted API\'s v1-early name for `lookup` by Placekey: the same entry.'),
         search: v1SearchField(entry),
         dataset_versions: datasetVersionsField,
+        version_diff: versionDiffField,
       },
     }),
   });

@@ -1,6 +1,7 @@
 import { GraphQLObjectType, GraphQLSchema } from 'graphql';
 import { searchField } from '../search-field.ts';
 import { datasetVersionsField } from '../dataset-versions.ts';
+import { versionDiffField } from '../version-diff-field.ts';
 import { entryType } from '../entry-type.ts';
 import { batchLookupField, lookupField } from '../lookup-fields.ts';
 import type { RequestContext } from '../request-context.ts';
@@ -23,6 +24,7 @@ export function buildV2Schema(): GraphQLSchema {
         lookup: lookupField(entry, 'The hosted Places API\'s single look-up: the entry `batch_lookup` would return for this Placekey (products null when it has no POI).'),
         search: searchField(entry),
         dataset_versions: datasetVersionsField,
+        version_diff: versionDiffField,
       },
     }),
   });
