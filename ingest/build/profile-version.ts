@@ -7,8 +7,8 @@ import { CORE_COLUMNS, TABLES, WEEKLY_COLUMNS } from '../../shared/version-schem
 /** Patterns columns profiled per period: the spec's, but placekey (never null) and the derived period. */
 const PERIOD_COLUMNS = WEEKLY_COLUMNS.map((c) => c.name).filter((n) => n !== 'placekey');
 
-async function rows(conn: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
-  return (await conn.runAndReadAll(sql)).getRowObjectsJS() as Record<string, unknown>[];
+async function rows(conn: DuckDBConnection, sql: string, params?: Record<string, string>): Promise<Record<string, unknown>[]> {
+  return (await conn.runAndReadAll(sql, params)).getRowObjectsJS() as Record<string, unknown>[];
 }
 
 function valueCountsOf(list: readonly Record<string, unknown>[]): ValueCount[] {
@@ -45,7 +45,7 @@ async function periodProfiles(conn: DuckDBConnection, table: string, periodColum
 /** Geometry: rows and each column's nulls (distinct values of polygons are not worth their hashing). */
 async function geometryProfile(conn: DuckDBConnection, file: string): Promise<GeometryProfile> {
   const names = (await rows(conn, `SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'
-    AND table_name = '${TABLES.geometry}' AND column_name <> 'placekey' ORDER BY column_index`)).map((r) => String(r['column_name']));
+    AND table_name = $table AND column_name <> 'placekey' ORDER BY column_index`, { table: TABLES.geometry })).map((r) => String(r['column_name']));
   const stats = (await rows(conn, `SELECT count(*)::BIGINT AS n${names.map((n, i) => `, count(${quoteIdent(n)})::BIGINT AS c${i}`).join('')} FROM ${TABLES.geometry}`))[0]!;
   const total = Number(stats['n']);
   return { file, rows: total, columns: names.map((name, i) => ({ name, nulls: total - Number(stats[`c${i}`]), distinct: null })) };
