@@ -88,14 +88,16 @@ function jobsSection(s: Status): HTMLElement {
   return section;
 }
 
-/** The confirmation before a rollback: resolves true only on an explicit "Roll back". */
-function confirmRollback(from: string | null, to: string): Promise<boolean> {
-  const dialog = el('dialog', { class: 'confirm', id: 'confirm-rollback' },
-    el('h3', {}, 'Roll back?'),
-    el('p', {}, 'Serve ', el('code', {}, to), ' instead of ', el('code', {}, from ?? 'none'), '? The web processes follow within a second; requests in flight finish on the version they started on.'),
+/**
+ * A modal confirmation: resolves true only when the danger button (class `confirmClass`, text
+ * `confirmText`) is pressed; Cancel or Escape resolve false. The dialog is removed after.
+ */
+function confirmDialog(id: string, title: string, body: (string | Node)[], confirmClass: string, confirmText: string): Promise<boolean> {
+  const dialog = el('dialog', { class: 'confirm', id },
+    el('h3', {}, title), el('p', {}, ...body),
     el('form', { method: 'dialog' },
       el('button', { value: 'cancel', class: 'cancel' }, 'Cancel'), ' ',
-      el('button', { value: 'confirm', class: 'danger confirm-rollback' }, 'Roll back')));
+      el('button', { value: 'confirm', class: `danger ${confirmClass}` }, confirmText)));
   document.body.append(dialog);
   return new Promise((resolve) => {
     dialog.addEventListener('close', () => {
@@ -106,24 +108,18 @@ function confirmRollback(from: string | null, to: string): Promise<boolean> {
   });
 }
 
+/** The confirmation before a rollback. */
+function confirmRollback(from: string | null, to: string): Promise<boolean> {
+  return confirmDialog('confirm-rollback', 'Roll back?',
+    ['Serve ', el('code', {}, to), ' instead of ', el('code', {}, from ?? 'none'), '? The web processes follow within a second; requests in flight finish on the version they started on.'],
+    'confirm-rollback', 'Roll back');
+}
+
 /** The confirmation before publishing or discarding a held version. */
 function confirmHeld(action: 'publish' | 'discard', label: string): Promise<boolean> {
-  const text = action === 'publish'
-    ? ['Publish ', el('code', {}, label), '? It breached the publish guards; the web processes serve it within a second.']
-    : ['Discard ', el('code', {}, label), '? Its file is deleted; the drop can be loaded again.'];
-  const dialog = el('dialog', { class: 'confirm', id: 'confirm-held' },
-    el('h3', {}, action === 'publish' ? 'Publish a held version?' : 'Discard a held version?'), el('p', {}, ...text),
-    el('form', { method: 'dialog' },
-      el('button', { value: 'cancel', class: 'cancel' }, 'Cancel'), ' ',
-      el('button', { value: 'confirm', class: `danger confirm-${action}` }, action === 'publish' ? 'Publish' : 'Discard')));
-  document.body.append(dialog);
-  return new Promise((resolve) => {
-    dialog.addEventListener('close', () => {
-      resolve(dialog.returnValue === 'confirm');
-      dialog.remove();
-    });
-    dialog.showModal();
-  });
+  return action === 'publish'
+    ? confirmDialog('confirm-held', 'Publish a held version?', ['Publish ', el('code', {}, label), '? It breached the publish guards; the web processes serve it within a second.'], 'confirm-publish', 'Publish')
+    : confirmDialog('confirm-held', 'Discard a held version?', ['Discard ', el('code', {}, label), '? Its file is deleted; the drop can be loaded again.'], 'confirm-discard', 'Discard');
 }
 
 async function start(): Promise<void> {

@@ -13,13 +13,14 @@ import { withoutFolders } from '../../shared/load-job-reader.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { requireBrowser, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { spawnEntry, stopProcess, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 /** The text GraphiQL's result pane (CodeMirror 5) holds. */
 function resultPane(page: Page): Promise<string | null> {
@@ -58,12 +59,7 @@ describe('browser: explorer, place view and status page in headless chromium (re
   const queueName = `test-browser-${randomBytes(4).toString('hex')}`;
 
   before(async function () {
-    const missing = browserMissing(process.env);
-    if (missing) {
-      if (!missing.skip) throw new Error(`browser tests cannot run: ${missing.reason} (PLACEDATA_SKIP_BROWSER_TESTS=1 skips them)`);
-      console.log(`    skipped: ${missing.reason}`);
-      return this.skip();
-    }
+    requireBrowser(this);
     dir = await makeTempDir('browser');
     dataDir = path.join(dir, 'data');
     fixture = await demoFixture(path.join(dir, 'drop'));
@@ -85,9 +81,7 @@ describe('browser: explorer, place view and status page in headless chromium (re
     await server?.close();
     if (worker) await stopProcess(worker);
     if (dir) {
-      const q = new Queue(queueName, { connection: redisConnection('redis://127.0.0.1:6379') });
-      await q.obliterate({ force: true });
-      await q.close();
+      await removeQueue(queueName);
       await removeDir(dir);
     }
   });

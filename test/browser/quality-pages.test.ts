@@ -7,7 +7,7 @@ import { DEFAULT_GUARDS } from '../../shared/guard-thresholds.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
-import { browserMissing, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { requireBrowser, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -36,12 +36,7 @@ describe('browser: held versions, profiles and the diff on the status page; core
   const pageErrors: string[] = [];
 
   before(async function () {
-    const missing = browserMissing(process.env);
-    if (missing) {
-      if (!missing.skip) throw new Error(`browser tests cannot run: ${missing.reason} (PLACEDATA_SKIP_BROWSER_TESTS=1 skips them)`);
-      console.log(`    skipped: ${missing.reason}`);
-      return this.skip();
-    }
+    requireBrowser(this);
     dir = await makeTempDir('browser-quality');
     dataDir = path.join(dir, 'data');
     const settings = buildSettingsOf(testConfig(dataDir));

@@ -23,6 +23,18 @@ export function browserMissing(env: NodeJS.ProcessEnv): { skip: boolean; reason:
   return { skip: env['PLACEDATA_SKIP_BROWSER_TESTS'] === '1', reason };
 }
 
+/**
+ * For a browser suite's `before` hook: returns when chromium is here; without it, skips the suite
+ * (saying why) when PLACEDATA_SKIP_BROWSER_TESTS=1, and fails it otherwise.
+ */
+export function requireBrowser(ctx: Mocha.Context): void {
+  const missing = browserMissing(process.env);
+  if (!missing) return;
+  if (!missing.skip) throw new Error(`browser tests cannot run: ${missing.reason} (PLACEDATA_SKIP_BROWSER_TESTS=1 skips them)`);
+  console.log(`    skipped: ${missing.reason}`);
+  ctx.skip();
+}
+
 export interface TestBrowser {
   readonly context: BrowserContext;
   newPage(): Promise<Page>;

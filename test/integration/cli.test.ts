@@ -1,6 +1,4 @@
 import { expect } from 'chai';
-import { Queue } from 'bullmq';
-import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -12,6 +10,7 @@ import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { testConfig } from '../helpers/test-config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_HEADER, coreRow, KEYS, writeCsv } from '../helpers/write-csv.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 describe('the placedata CLI, as an operator runs it', () => {
   let dir: string;
@@ -262,9 +261,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       expect([watched.code, watched.stderr, watched.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
       expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05') });
     } finally {
-      const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
-      await q.obliterate({ force: true });
-      await q.close();
+      await removeQueue(queue);
     }
   });
 });

@@ -16,6 +16,7 @@ import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { mkdir } from 'node:fs/promises';
 import { writeDemoDrop, DEMO_DEFAULTS } from '../../ingest/cli/demo-drop.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 const run = promisify(execFile);
 
@@ -57,9 +58,7 @@ describe('the full round: enqueue -> worker -> API serves -> new drop -> hot swa
     await server?.close();
     worker?.child.kill('SIGTERM');
     await worker?.exited;
-    const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
-    await q.obliterate({ force: true });
-    await q.close();
+    await removeQueue(queue);
     await removeDir(dir);
   });
 

@@ -16,6 +16,7 @@ import { freePort } from '../helpers/redis-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig, TEST_KEY } from '../helpers/test-config.ts';
 import { eventually } from '../helpers/eventually.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 async function getJson(url: string, key: string | null, init: RequestInit = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(url, { ...init, headers: { ...(key === null ? {} : { apikey: key }), ...(init.headers as Record<string, string> | undefined) } });
@@ -48,9 +49,7 @@ describe('status and rollback endpoints: roles, versions, the load queue (real D
   });
 
   after(async () => {
-    const q = new Queue(queueName, { connection: redisConnection('redis://127.0.0.1:6379') });
-    await q.obliterate({ force: true });
-    await q.close();
+    await removeQueue(queueName);
     await removeDir(dir);
   });
 

@@ -9,6 +9,7 @@ import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 describe('the worker holds a breaching load: its job completes with the hold recorded, and is not retried (real Redis)', function () {
   this.timeout(180_000);
@@ -28,9 +29,7 @@ describe('the worker holds a breaching load: its job completes with the hold rec
   after(async () => {
     worker?.child.kill('SIGTERM');
     await worker?.exited;
-    const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
-    await q.obliterate({ force: true });
-    await q.close();
+    await removeQueue(queue);
     await removeDir(dir);
   });
 

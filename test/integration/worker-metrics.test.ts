@@ -1,15 +1,14 @@
 import { expect } from 'chai';
-import { Queue } from 'bullmq';
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { redisConnection } from '../../shared/redis-connection.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnEntry, stopProcess, waitForOutput, type Spawned } from '../helpers/processes.ts';
 import { samplesNamed, scrape } from '../helpers/prometheus-text.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
+import { removeQueue } from '../helpers/remove-queue.ts';
 
 const METRICS_TOKEN = 'worker-scrape-token-000000001';
 
@@ -42,9 +41,7 @@ describe('the worker\'s metrics and job log after real loads through Redis', fun
 
   after(async () => {
     if (worker) await stopProcess(worker);
-    const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
-    await q.obliterate({ force: true });
-    await q.close();
+    await removeQueue(queue);
     await removeDir(dir);
   });
 
