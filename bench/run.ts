@@ -27,7 +27,7 @@ type Mode = 'core' | 'weekly' | 'both';
 
 interface Options {
   pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string;
-  licencePois: number; licenceDrops: number;
+  licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean;
   rejects: { pois: number; bad: number; reps: number };
   executors: { pois: number; rounds: number };
 }
@@ -270,7 +270,8 @@ async function main(o: Options): Promise<void> {
     await save();
   }
   if (o.parts.includes('history')) {
-    results['history'] = await historyPart(o);
+    // One section per scale: a run at another scale keeps the others' figures.
+    results[`history_${o.licencePois}`] = await historyPart(o, commit);
     await save();
   }
   if (o.parts.includes('executors')) {
@@ -408,19 +409,35 @@ async function timedRollback(dataDir: string, port: number, label: string): Prom
  * into an empty one (same run); then look-ups of a week of the oldest drop and of the newest, and a
  * rollback from the newest version to the one before and back.
  */
-async function historyPart(o: Options): Promise<Record<string, unknown>> {
-  const chain = path.join(o.work, 'data-licence');
+async function historyPart(o: Options, commit: string): Promise<Record<string, unknown>> {
+  const chain = path.join(o.work, `data-licence-${o.licencePois}`);
   const alone = path.join(o.work, 'data-licence-alone');
-  await rm(chain, { recursive: true, force: true });
-  const loads: Record<string, unknown>[] = [];
-  for (let m = 0; m < o.licenceDrops; m++) {
-    const files = await licenceDrop(o, m);
-    const chained = await loadInto(chain, files);
-    await rm(alone, { recursive: true, force: true });
-    const single = await loadInto(alone, files);
-    await rm(alone, { recursive: true, force: true });
-    log(`licence drop ${m + 1}: on ${4 * m} weeks ${chained.seconds} s (+${chained.bytes_added} bytes, peak ${chained.rss_mb} MB); alone ${single.seconds} s (+${single.bytes_added} bytes)`);
-    loads.push({ drop: m + 1, weeks_held_before: 4 * m, chained, alone: single });
+  // The loads' figures, kept beside the history they built: --reuse-history measures the
+  // look-ups again on it (after a change to the API) without hours of loads; ingest is unchanged.
+  const record = path.join(o.work, `data-licence-${o.licencePois}.loads.json`);
+  let loads: Record<string, unknown>[] = [];
+  let loadsRun: string;
+  if (o.reuseHistory && existsSync(record) && existsSync(chain)) {
+    ({ loads, loads_run: loadsRun } = JSON.parse(await readFile(record, 'utf8')) as { loads: Record<string, unknown>[]; loads_run: string });
+    if (loads.length !== o.licenceDrops) throw new Error(`${record} holds ${loads.length} loads, not ${o.licenceDrops}`);
+    log(`history: reusing ${chain}, loaded ${loadsRun}`);
+  } else {
+    loadsRun = `${new Date().toISOString()} (commit ${commit})`;
+    await rm(chain, { recursive: true, force: true });
+    await rm(record, { force: true });
+    for (let m = 0; m < o.licenceDrops; m++) {
+      const files = await licenceDrop(o, m);
+      const chained = await loadInto(chain, files);
+      let single = null;
+      if (o.licenceAlone === 'all' || o.licenceAlone.includes(m + 1)) {
+        await rm(alone, { recursive: true, force: true });
+        single = await loadInto(alone, files);
+        await rm(alone, { recursive: true, force: true });
+      }
+      log(`licence drop ${m + 1}: on ${4 * m} weeks ${chained.seconds} s (+${chained.bytes_added} bytes, peak ${chained.rss_mb} MB)${single ? `; alone ${single.seconds} s (+${single.bytes_added} bytes)` : ''}`);
+      loads.push({ drop: m + 1, weeks_held_before: 4 * m, chained, alone: single });
+    }
+    await writeFile(record, JSON.stringify({ loads, loads_run: loadsRun }) + '\n');
   }
   const folderBytes = await diskBytes(chain);
   const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
@@ -453,7 +470,7 @@ async function historyPart(o: Options): Promise<Record<string, unknown>> {
     log(`floor p50 ${floorFigures.c1.p50_ms} ms; API RSS ${rss.rss_mb} MB (private ${rss.rss_anon_mb} MB)`);
     const rollbacks = [await timedRollback(chain, port, labels.at(-2)!), await timedRollback(chain, port, labels.at(-1)!)];
     log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
-    return { pois: o.licencePois, drops: o.licenceDrops, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
+    return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
   } finally {
     await stop(api);
     if (peer) await stop(peer);
@@ -592,7 +609,7 @@ function renderResults(r: Record<string, any>): string {
   }
   if (r.stores) lines.push(...renderStores(r.stores));
   if (r.publish) lines.push(...renderPublish(r.publish));
-  if (r.history) lines.push(...renderHistory(r.history, ratio));
+  for (const h of Object.keys(r).filter((k) => /^history(_\d+)?$/.test(k)).map((k) => r[k]).sort((a, b) => a.pois - b.pois)) lines.push(...renderHistory(h, ratio));
   lines.push(...rejectsLines(r));
   if (r.executors) lines.push(...renderExecutors(r.executors, r.parts_run?.executors ?? '', ratio));
   lines.push(...qualityLines(r.quality, r.parts_run?.quality ?? ''));
@@ -629,14 +646,18 @@ function renderStores(x: any): string[] {
 function renderHistory(h: any, ratio: (a: number, b: number) => string): string[] {
   const at = (n: number) => h.loads.find((l: any) => l.drop === n);
   const [first, last, year] = [at(1), at(h.drops), h.loads.find((l: any) => l.weeks_held_before === 52)];
-  const sumAlone = h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0);
+  const allAlone = h.loads.every((l: any) => l.alone);
+  const sumAlone = allAlone ? h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0) : NaN;
   const lines = ['', `## History: ${h.drops} monthly drops of ${h.pois} POIs x 4 weeks, every column (the history part)`, '',
-    'Each drop loaded in turn into one data folder (on the history the ones before built), and alone into an empty one, in the same run.', '',
+    `Each drop loaded in turn into one data folder (on the history the ones before built)${allAlone ? ', and alone into an empty one' : ', and the drops marked below also alone into an empty one'}, in the same run${h.loads_run ? ` (loads ${h.loads_run}; look-ups ${h.lookups_run})` : ''}.`, '',
     '| drop | weeks held before | load s (on the history) | load s (alone) | bytes added (on the history) | bytes (alone) | peak RSS MB | load avg |', '|---|---|---|---|---|---|---|---|'];
-  for (const l of h.loads) lines.push(`| ${l.drop} | ${l.weeks_held_before} | ${l.chained.seconds} | ${l.alone.seconds} | ${l.chained.bytes_added} | ${l.alone.bytes_added} | ${l.chained.rss_mb} | ${l.chained.load1} |`);
-  lines.push('', `- The ${h.drops}th load on ${last.weeks_held_before} weeks took ${ratio(last.chained.seconds, first.chained.seconds)}x the 1st (target <= 1.2), ${ratio(last.chained.seconds, last.alone.seconds)}x the same drop alone.`);
-  if (year) lines.push(`- On a service holding 52 weeks (drop ${year.drop}): load time ${ratio(year.chained.seconds, year.alone.seconds)}x and disk added ${ratio(year.chained.bytes_added, year.alone.bytes_added)}x the same drop on an empty service (targets <= 1.2 and <= 1.3).`);
-  lines.push(`- The data folder holds ${h.folder_bytes} bytes: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3). Peak RSS of any load: ${Math.max(...h.loads.map((l: any) => Math.max(l.chained.rss_mb, l.alone.rss_mb)))} MB.`);
+  for (const l of h.loads) lines.push(`| ${l.drop} | ${l.weeks_held_before} | ${l.chained.seconds} | ${l.alone?.seconds ?? '-'} | ${l.chained.bytes_added} | ${l.alone?.bytes_added ?? '-'} | ${l.chained.rss_mb} | ${l.chained.load1} |`);
+  lines.push('', `- The ${h.drops}th load on ${last.weeks_held_before} weeks took ${ratio(last.chained.seconds, first.chained.seconds)}x the 1st (target <= 1.2)${last.alone ? `, ${ratio(last.chained.seconds, last.alone.seconds)}x the same drop alone` : ''}.`);
+  if (year?.alone) lines.push(`- On a service holding 52 weeks (drop ${year.drop}): load time ${ratio(year.chained.seconds, year.alone.seconds)}x and disk added ${ratio(year.chained.bytes_added, year.alone.bytes_added)}x the same drop on an empty service (targets <= 1.2 and <= 1.3).`);
+  const peakRss = Math.max(...h.loads.map((l: any) => Math.max(l.chained.rss_mb, l.alone?.rss_mb ?? 0)));
+  lines.push(allAlone
+    ? `- The data folder holds ${h.folder_bytes} bytes: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3). Peak RSS of any load: ${peakRss} MB.`
+    : `- The data folder holds ${h.folder_bytes} bytes. Peak RSS of any load: ${peakRss} MB.`);
   lines.push('', '| server, week | p50 ms (c1) | p99 ms (c1) | req/s (c16) | failures | load avg (c1, c16) |', '|---|---|---|---|---|---|');
   for (const x of h.lookups) lines.push(`| ${x.server} | ${x.c1.p50_ms} | ${x.c1.p99_ms} | ${x.c16.rps} | ${x.c1.failures + x.c16.failures} | ${x.c1.load1 ?? '-'}, ${x.c16.load1 ?? '-'} |`);
   const ours = h.lookups.filter((x: any) => x.server.startsWith('ours'));
@@ -674,11 +695,13 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
   .option('--parts <list>', 'which parts to run: ingest, lookups, scaling, stores, publish, history, rejects, executors, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
+  .option('--licence-alone <list>', 'history part: which drops (1-based) are also loaded alone, to compare, or all', 'all')
+  .option('--reuse-history', 'history part: measure the look-ups on the history an earlier run built (and its loads\' figures), if there is one')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
   .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
   .action(async (x) => x.render ? writeFile('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
-    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
 await cli.parseAsync(process.argv);
