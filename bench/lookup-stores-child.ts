@@ -63,7 +63,7 @@ async function opened(): Promise<{ lookup: Lookup; openSeconds: number; verifySe
     for (const [placekey, docs] of store.lookup(keys, columns)) {
       for (const doc of docs) {
         if (doc === null) continue;
-        const row = JSON.parse(doc) as Record<string, unknown>;
+        const row = JSON.parse(doc.toString('utf8')) as Record<string, unknown>;
         row['placekey'] = placekey;
       }
       n++;

@@ -88,10 +88,11 @@ function layoutOf(file: string, value: Uint8Array, columns: number): Layout {
 
 /**
  * The documents of `columns` (indexes into the store's columns) of the record `value`, found
- * under `key`: each its JSON text, or null for a NULL. Throws LookupStoreDamaged when the
- * record is another key's, or any length or crc does not hold.
+ * under `key` (`keyCrc` its CRC-32): each its JSON text's UTF-8 bytes (a copy: `value` may be
+ * lmdb's reused read buffer), or null for a NULL. Throws LookupStoreDamaged when the record is
+ * another key's, or any length or crc does not hold.
  */
-export function readDocuments(file: string, value: Uint8Array, key: string, columnCount: number, columns: readonly number[]): (string | null)[] {
+export function readDocuments(file: string, value: Uint8Array, key: string, keyCrc: number, columnCount: number, columns: readonly number[]): (Buffer | null)[] {
   if (value[1] !== key.length) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
   for (let i = 0; i < key.length; i++) {
     if (value[2 + i] !== key.charCodeAt(i)) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
@@ -104,7 +105,6 @@ export function readDocuments(file: string, value: Uint8Array, key: string, colu
     at += readU32(value, table + i * ENTRY_BYTES);
   }
   if (at !== value.length) throw new LookupStoreDamaged(file, `the lengths of ${JSON.stringify(key)}'s documents do not add up to its record`);
-  const keyCrc = crc32(key);
   return columns.map((i) => {
     const start = starts[i]!;
     const end = start + readU32(value, table + i * ENTRY_BYTES);
@@ -112,7 +112,7 @@ export function readDocuments(file: string, value: Uint8Array, key: string, colu
     if (crc32(doc, columnSeed(keyCrc, i)) !== readU32(value, table + i * ENTRY_BYTES + 4)) {
       throw new LookupStoreDamaged(file, `document ${i} of ${JSON.stringify(key)} fails its crc`);
     }
-    return end === start ? null : Buffer.from(doc.buffer, doc.byteOffset, doc.length).toString('utf8');
+    return end === start ? null : Buffer.copyBytesFrom(doc);
   });
 }
 

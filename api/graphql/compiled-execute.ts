@@ -150,8 +150,8 @@ function selectsStoredDocument(type: GraphQLObjectType, fields: readonly Compile
 
 /**
  * Completes a stored-document selection: a row read from a look-up store (RAW_DOCUMENT) becomes a
- * placeholder for its stored text, spliced into the body after serialisation
- * (api/http/raw-documents.ts): the text is neither parsed nor written again. Rows from DuckDB,
+ * placeholder for its stored bytes, spliced into the body after serialisation
+ * (api/http/raw-documents.ts): the text is neither parsed nor written again, nor decoded. Rows from DuckDB,
  * and requests without the splice (tests running the schema alone), complete field by field.
  */
 function completeStored(fields: readonly CompiledField[]): Complete {
@@ -159,7 +159,7 @@ function completeStored(fields: readonly CompiledField[]): Complete {
     if (v === null || v === undefined) return null;
     const raw = (v as Record<symbol, unknown>)[RAW_DOCUMENT];
     const documents = (ctx as RequestContext).rawDocuments;
-    return typeof raw === 'string' && documents ? documents.add(raw) : completeObject(fields, v, ctx, args);
+    return raw instanceof Buffer && documents ? documents.add(raw) : completeObject(fields, v, ctx, args);
   };
 }
 

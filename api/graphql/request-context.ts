@@ -19,11 +19,11 @@ export type RequestContext = {
    */
   readonly rowsByRootKey?: Map<string, number>;
   /**
-   * Stored documents the response carries as their stored text (api/http/raw-documents.ts): the
+   * Stored documents the response carries as their stored bytes (api/http/raw-documents.ts): the
    * executor adds each and puts the placeholder it returns in the result; absent, documents are
    * completed field by field.
    */
-  readonly rawDocuments?: { add(text: string): string };
+  readonly rawDocuments?: { add(bytes: Buffer): string };
 };
 
 /** An entry of `batch_lookup` (or a search result): the key as asked, and the documents fetched for the whole request. */

@@ -5,34 +5,51 @@ const SECRET = randomBytes(12).toString('hex');
 let responses = 0;
 
 /**
- * Stored documents a response carries as their stored JSON text. The executor puts a placeholder
- * string where each goes (JSON.stringify writes it as `"\u0000<nonce><n>"`), and the route
- * splices the texts into the serialised body: the documents are neither parsed nor written
- * again. The nonce (the process's random secret and the response's number) is unknown to whoever
- * wrote the data, so no delivered value can pass for a placeholder.
+ * Stored documents a response carries as their stored JSON text's bytes. The executor puts a
+ * placeholder string where each goes (JSON.stringify writes it as `"\u0000<nonce><n>"`), and the
+ * route splices the bytes into the serialised body: the documents are neither parsed nor written
+ * again, nor decoded from UTF-8 and encoded back (a body that carries documents is sent as bytes).
+ * The nonce (the process's random secret and the response's number) is unknown to whoever wrote
+ * the data, so no delivered value can pass for a placeholder.
  */
 export class RawDocuments {
   readonly #nonce = `${SECRET}${(responses++).toString(36)}:`;
-  readonly #texts: string[] = [];
+  readonly #documents: Buffer[] = [];
 
-  /** The placeholder standing for `text` in the result. */
-  add(text: string): string {
-    this.#texts.push(text);
-    return `\u0000${this.#nonce}${this.#texts.length - 1}`;
+  /** The placeholder standing for `bytes` (a JSON text's UTF-8) in the result. */
+  add(bytes: Buffer): string {
+    this.#documents.push(bytes);
+    return `\u0000${this.#nonce}${this.#documents.length - 1}`;
   }
 
-  /** The serialised body with every placeholder replaced by its document's text (one scan, no regular expression). */
-  splice(body: string): string {
-    if (this.#texts.length === 0) return body;
+  /**
+   * The serialised body with every placeholder replaced by its document: the body itself when
+   * it carries none, else its UTF-8 bytes (one scan, no regular expression, one buffer).
+   */
+  splice(body: string): string | Buffer {
+    if (this.#documents.length === 0) return body;
     const marker = `"\\u0000${this.#nonce}`;
-    const parts: string[] = [];
+    const text: string[] = [];
+    const docs: Buffer[] = [];
+    let bytes = 0;
     let from = 0;
     for (let at = body.indexOf(marker); at >= 0; at = body.indexOf(marker, from)) {
       const end = body.indexOf('"', at + marker.length);
-      parts.push(body.slice(from, at), this.#texts[Number(body.slice(at + marker.length, end))]!);
+      const part = body.slice(from, at);
+      const doc = this.#documents[Number(body.slice(at + marker.length, end))]!;
+      text.push(part);
+      docs.push(doc);
+      bytes += Buffer.byteLength(part) + doc.length;
       from = end + 1;
     }
-    parts.push(body.slice(from));
-    return parts.join('');
+    const tail = body.slice(from);
+    const out = Buffer.allocUnsafe(bytes + Buffer.byteLength(tail));
+    let at = 0;
+    for (let i = 0; i < docs.length; i++) {
+      at += out.write(text[i]!, at);
+      at += docs[i]!.copy(out, at);
+    }
+    out.write(tail, at);
+    return out;
   }
 }

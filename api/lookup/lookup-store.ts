@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { ABSENT_DB, bucketHolds, fingerprint } from '../../shared/lookup-store-absence.ts';
 import { decodeMeta, isStorableKey, META_DB, META_KEY, PLACES_DB, readDocuments, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
@@ -12,8 +13,8 @@ export interface ExpectedStore {
   readonly headSha256: string;
 }
 
-/** A found key's documents, in the order of the columns asked for: JSON text, or null where the file holds none. */
-export type StoredDocuments = (string | null)[];
+/** A found key's documents, in the order of the columns asked for: the UTF-8 bytes of its JSON text, or null where the file holds none. */
+export type StoredDocuments = (Buffer | null)[];
 
 /**
  * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
@@ -87,8 +88,8 @@ export class LookupStore {
   }
 
   /**
-   * The documents of `columns` for each key of `placekeys` the store holds, as JSON text (pass it
-   * through or parse it); a key it does not hold has no entry. Every column must be one of the
+   * The documents of `columns` for each key of `placekeys` the store holds, as their JSON text's
+   * bytes (pass them through or parse them); a key it does not hold has no entry. Every column must be one of the
    * store's (`columns`): routing a week to the file that holds it is the caller's.
    * @throws LookupStoreDamaged when any answer cannot be proved; nothing of the look-up is answered then.
    */
@@ -105,7 +106,7 @@ export class LookupStore {
         if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
         const value = this.#places.getBinaryFast(key);
         if (value === undefined) this.#proveAbsent(key);
-        else found.set(key, readDocuments(this.file, value, key, this.columns.length, indexes));
+        else found.set(key, readDocuments(this.file, value, key, crc32(key), this.columns.length, indexes));
       }
     } catch (err) {
       throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(this.file, `lmdb failed a read: ${(err as Error).message}`);

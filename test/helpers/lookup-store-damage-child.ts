@@ -52,11 +52,11 @@ function batches(): string[][] {
   return out;
 }
 
-function differences(keys: readonly string[], found: Map<string, (string | null)[]>): string[] {
+function differences(keys: readonly string[], found: Map<string, (Buffer | null)[]>): string[] {
   const wrong: string[] = [];
   for (const key of keys) {
     const want = truth.get(key);
-    const got = found.get(key);
+    const got = found.get(key)?.map((d) => (d === null ? null : d.toString('utf8')));
     if (want === undefined && got !== undefined) wrong.push(`${key}: found, but the file has no such key`);
     if (want !== undefined && got === undefined) wrong.push(`${key}: not found, but the file has it`);
     if (want === undefined || got === undefined) continue;

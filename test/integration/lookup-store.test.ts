@@ -25,6 +25,11 @@ interface Fixture {
   readonly truth: Map<string, (string | null)[]>;
 }
 
+/** A look-up's documents as text (the store answers their UTF-8 bytes). */
+function texts(found: Map<string, (Buffer | null)[]>): Map<string, (string | null)[]> {
+  return new Map([...found].map(([key, docs]) => [key, docs.map((d) => (d === null ? null : d.toString('utf8')))]));
+}
+
 /** Generates a drop, loads it with `placedata load`, builds the store from the version file. */
 async function fixture(dir: string, name: string, pois: number, weeks: number): Promise<Fixture> {
   const drop = path.join(dir, `${name}-drop`);
@@ -85,12 +90,12 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
       const store = open(f);
       try {
         expect([store.columns, store.rows]).to.deep.equal([f.columns, keys.length]);
-        expect(store.lookup(keys, f.columns)).to.deep.equal(f.truth);
+        expect(texts(store.lookup(keys, f.columns))).to.deep.equal(f.truth);
         // Core and one week, and one week alone, in the order asked.
         const week = f.columns[2]!;
         const sample = keys.filter((_, i) => i % 7 === 0);
-        expect(store.lookup(sample, [week, 'core'])).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!, f.truth.get(k)![0]!]])));
-        expect(store.lookup(sample, [week])).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!]])));
+        expect(texts(store.lookup(sample, [week, 'core']))).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!, f.truth.get(k)![0]!]])));
+        expect(texts(store.lookup(sample, [week]))).to.deep.equal(new Map(sample.map((k) => [k, [f.truth.get(k)![2]!]])));
       } finally {
         await store.close();
       }
@@ -102,8 +107,8 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
     try {
       const unknown = [...unknownKeys(narrow, 1200), '', 'é@5vg-7gq-tvz', 'x'.repeat(300)];
       const known = [...narrow.truth.keys()].slice(0, 30);
-      expect(store.lookup(unknown, narrow.columns)).to.deep.equal(new Map());
-      expect(store.lookup([...known, ...unknown, ...known], ['core'])).to.deep.equal(new Map(known.map((k) => [k, [narrow.truth.get(k)![0]!]])));
+      expect(texts(store.lookup(unknown, narrow.columns))).to.deep.equal(new Map());
+      expect(texts(store.lookup([...known, ...unknown, ...known], ['core']))).to.deep.equal(new Map(known.map((k) => [k, [narrow.truth.get(k)![0]!]])));
     } finally {
       await store.close();
     }
