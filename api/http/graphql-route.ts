@@ -52,6 +52,8 @@ function answer(headers: HttpRequest<unknown, unknown>['headers'], status: Reado
 
 /** A request that is not well-formed (no query, variables not an object): 400 under both types. */
 const NOT_WELL_FORMED = { 'application/json': 400, 'application/graphql-response+json': 400 } as const;
+/** An executed request (its `data`, with or without errors): 200 under both types. */
+const SERVED = { 'application/json': 200, 'application/graphql-response+json': 200 } as const;
 /** A well-formed request GraphQL refused (no `data`): 200 for JSON clients, 4xx for graphql-response+json. */
 const NO_DATA = { 'application/json': 200, 'application/graphql-response+json': 400 } as const;
 
@@ -110,7 +112,10 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       // No `data`: the request failed before execution (its variables did not coerce). Under
       // application/graphql-response+json that is a 4xx (GraphQL over HTTP); JSON clients get 200.
       if (!('data' in body) || body.data === undefined) return answer(req.headers, NO_DATA, { ...body, errors: body.errors?.map(formatError) });
-      return body;
+      // Serialised here rather than by graphql-http, whose JSON.stringify takes a replacer that
+      // visits every value looking for Error instances: an executed result holds none and its
+      // errors are formatted here, and without the replacer V8 serialises it twice as fast.
+      return answer(req.headers, SERVED, body.errors ? { ...body, errors: body.errors.map(formatError) } : body);
     },
     formatError,
   });
