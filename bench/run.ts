@@ -649,7 +649,6 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
   const at = (n: number) => h.loads.find((l: any) => l.drop === n);
   const [first, last, year] = [at(1), at(h.drops), h.loads.find((l: any) => l.weeks_held_before === 52)];
   const allAlone = h.loads.every((l: any) => l.alone);
-  const sumAlone = allAlone ? h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0) : NaN;
   const lines = ['', `## History: ${h.drops} monthly drops of ${h.pois} POIs x 4 weeks, every column (the history part)`, '',
     `Each drop loaded in turn into one data folder (on the history the ones before built)${allAlone ? ', and alone into an empty one' : ', and the drops marked below also alone into an empty one'}, in the same run${h.loads_run ? ` (loads ${h.loads_run}; look-ups ${h.lookups_run})` : ''}.`, '',
     '| drop | weeks held before | load s (on the history) | load s (alone) | bytes added (on the history) | bytes (alone) | peak RSS MB | load avg |', '|---|---|---|---|---|---|---|---|'];
@@ -657,9 +656,10 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
   lines.push('', `- The ${h.drops}th load on ${last.weeks_held_before} weeks took ${ratio(last.chained.seconds, first.chained.seconds)}x the 1st (target <= 1.2)${last.alone ? `, ${ratio(last.chained.seconds, last.alone.seconds)}x the same drop alone` : ''}.`);
   if (year?.alone) lines.push(`- On a service holding 52 weeks (drop ${year.drop}): load time ${ratio(year.chained.seconds, year.alone.seconds)}x and disk added ${ratio(year.chained.bytes_added, year.alone.bytes_added)}x the same drop on an empty service (targets <= 1.2 and <= 1.3).`);
   const peakRss = Math.max(...h.loads.map((l: any) => Math.max(l.chained.rss_mb, l.alone?.rss_mb ?? 0)));
-  lines.push(allAlone
-    ? `- The data folder holds ${h.folder_bytes} bytes: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3). Peak RSS of any load: ${peakRss} MB.`
-    : `- The data folder holds ${h.folder_bytes} bytes. Peak RSS of any load: ${peakRss} MB.`);
+  // The folder against the sum of what each load added alone: only when every drop was loaded alone.
+  const sumAlone = allAlone ? h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0) : null;
+  const against = sumAlone === null ? '' : `: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3)`;
+  lines.push(`- The data folder holds ${h.folder_bytes} bytes${against}. Peak RSS of any load: ${peakRss} MB.`);
   lines.push('', '| server, week | p50 ms (c1) | p99 ms (c1) | req/s (c16) | failures | load avg (c1, c16) |', '|---|---|---|---|---|---|');
   for (const x of h.lookups) lines.push(`| ${x.server} | ${x.c1.p50_ms} | ${x.c1.p99_ms} | ${x.c16.rps} | ${x.c1.failures + x.c16.failures} | ${x.c1.load1 ?? '-'}, ${x.c16.load1 ?? '-'} |`);
   const ours = h.lookups.filter((x: any) => x.server.startsWith('ours'));
