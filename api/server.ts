@@ -48,12 +48,13 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const site = deps.site ?? localSite(config.dataDir, log);
   // Versions an older release published on this machine get their record (and checksum) first.
   if (site.cache.local) await site.lock.using(() => adoptWholeCopies(site, config.apiMemoryLimit));
+  const openStores = config.lookupStores ? new OpenStores(config.lookupStoreThreads) : null;
   const store = new ServedVersions({
     pollMs: config.pointerPollMs, pointer: site.pointer, files: new VersionFiles(site),
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
     waitForFirst: site.cache.local,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
-    ...(config.lookupStores ? { stores: new OpenStores() } : {}),
+    ...(openStores ? { stores: openStores } : {}),
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);
   await keys.refresh();
@@ -106,6 +107,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     clearInterval(keyTimer);
     const result = await drain.drain(config.shutdownGraceMs);
     await store.close();
+    await openStores?.close();
     await jobs.close();
     log.info({ in_flight_at_stop: result.inFlightAtStop, drained: result.drained, cut_at_grace: result.cutAtGrace }, 'server stopped');
   })());

@@ -56,6 +56,12 @@ export interface Config {
    * (LOOKUP_STORES, default true; false: every look-up is a DuckDB statement).
    */
   readonly lookupStores: boolean;
+  /**
+   * Threads that read look-up stores beside the web process's main thread
+   * (LOOKUP_STORE_THREADS, default 1; 0: the main thread reads every store). A look-up that reads
+   * several files' stores (a week of an older drop) reads all but one of them there, meanwhile.
+   */
+  readonly lookupStoreThreads: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -258,6 +264,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     lookupStores: boolVar(env, 'LOOKUP_STORES', true),
+    lookupStoreThreads: intVar(env, 'LOOKUP_STORE_THREADS', 1, 0, 16),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),

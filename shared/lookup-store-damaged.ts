@@ -11,10 +11,13 @@ import { AppError, ErrorCodes } from './errors.ts';
 export class LookupStoreDamaged extends AppError {
   /** The store file, as opened. */
   readonly file: string;
+  /** What failed (the message without the store's name). */
+  readonly reason: string;
 
-  constructor(file: string, what: string) {
-    super(ErrorCodes.LOOKUP_STORE_DAMAGED, `look-up store ${path.basename(file)} is damaged: ${what}`, { file });
+  constructor(file: string, reason: string) {
+    super(ErrorCodes.LOOKUP_STORE_DAMAGED, `look-up store ${path.basename(file)} is damaged: ${reason}`, { file });
     this.name = 'LookupStoreDamaged';
     this.file = file;
+    this.reason = reason;
   }
 }

@@ -62,6 +62,12 @@ export class ApiMetrics {
         this.set(store.storeFailures);
       },
     });
+    new Gauge({
+      name: 'placedata_lookup_store_thread_reads', help: 'Look-up store reads made on the read threads (LOOKUP_STORE_THREADS) since the process started: a look-up reading several files\' stores reads all but one there', registers,
+      collect() {
+        this.set(store.storeThreadReads);
+      },
+    });
     this.#versionFacts(store, catalog);
   }
 

@@ -9,7 +9,7 @@ import { LookupCoalescer } from './lookup-coalescer.ts';
 import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
 import type { LookupStore } from './lookup-store.ts';
 import type { OpenStores } from './open-stores.ts';
-import { storeDocuments, storesAnswer } from './store-documents.ts';
+import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
 import type { VersionFileSet } from '../versions/version-file-set.ts';
 
 /**
@@ -81,6 +81,8 @@ export class ServedVersion {
   storeErrors: string[];
   readonly #release: () => void;
   readonly #onStoreError: ((label: string, message: string) => void) | undefined;
+  /** The process's read threads for its stores (OpenStores), if it has any. */
+  readonly #reader: StoreReader | null;
   #refs = 0;
   #queries = 0;
   #retired = false;
@@ -105,6 +107,7 @@ export class ServedVersion {
     this.storeErrors = stores.errors;
     this.#release = stores.release;
     this.#onStoreError = options.onStoreError;
+    this.#reader = options.stores && options.stores.threads > 0 ? options.stores : null;
     const routes = this.#routes;
     this.#sources = {
       core: routes.core, geometry: routes.geometry,
@@ -193,21 +196,27 @@ export class ServedVersion {
    */
   lookup(request: LookupRequest): Promise<Map<string, Found>> {
     this.#queries++;
-    if (this.#stores.size > 0 && storesAnswer(request, this.#sources, this.#stores)) {
-      try {
-        const found = storeDocuments(request, this.#sources, this.#stores);
-        this.lookupCounts.lookup_store++;
-        return Promise.resolve(found);
-      } catch (err) {
-        // A store that cannot prove an answer is never trusted again by this version: DuckDB answers this look-up, and the rest.
-        const message = (err as Error).message;
+    if (this.#stores.size > 0 && storesAnswer(request, this.#sources, this.#stores)) return this.#fromStores(request);
+    this.lookupCounts.duckdb++;
+    return this.#lookups.fetch(request);
+  }
+
+  async #fromStores(request: LookupRequest): Promise<Map<string, Found>> {
+    try {
+      const found = await storeDocuments(request, this.#sources, this.#stores, this.#reader);
+      this.lookupCounts.lookup_store++;
+      return found;
+    } catch (err) {
+      // A store that cannot prove an answer is never trusted again by this version: DuckDB answers this look-up, and the rest.
+      const message = (err as Error).message;
+      if (this.#stores.size > 0) {
         this.#stores = new Map();
         this.storeErrors = [...this.storeErrors, message];
         this.#onStoreError?.(this.label, message);
       }
+      this.lookupCounts.duckdb++;
+      return this.#lookups.fetch(request);
     }
-    this.lookupCounts.duckdb++;
-    return this.#lookups.fetch(request);
   }
 
   query<T>(work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {

@@ -72,6 +72,11 @@ export class ServedVersions {
 
   /** Look-up stores left out at an open or failed in service since the process started (placedata_lookup_store_failures). */
   storeFailures = 0;
+
+  /** Store reads made on the read threads since the process started (placedata_lookup_store_thread_reads). */
+  get storeThreadReads(): number {
+    return this.#options.stores?.threadReads ?? 0;
+  }
   /** The last version the pointer named that could not be served, while the pointer still names it. */
   #refused: RefusedVersion | null = null;
 

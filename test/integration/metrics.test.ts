@@ -140,6 +140,7 @@ describe('metrics and the request log after known traffic (real server, demo ver
       [`placedata_version_info{release_month="2022-03",version="${label}"}`]: 1,
       'placedata_version_lookup_path{path="lookup_store"}': 1,
       placedata_lookup_store_failures: 0,
+      placedata_lookup_store_thread_reads: 0,
       'placedata_version_rows{product="core"}': 300,
       'placedata_version_rows{product="weekly"}': fixture.weekly.length,
       placedata_version_weeks: 4,

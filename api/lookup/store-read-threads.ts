@@ -1,0 +1,119 @@
+import { Worker } from 'node:worker_threads';
+import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
+import type { ExpectedStore, StoredDocuments } from './lookup-store.ts';
+
+/** What the main thread asks of a read thread (api/lookup/store-read-worker.ts). */
+export type ReadRequest =
+  | { readonly kind: 'open'; readonly label: string; readonly file: string; readonly expected: ExpectedStore }
+  | { readonly kind: 'close'; readonly label: string }
+  | { readonly kind: 'lookup'; readonly id: number; readonly label: string; readonly placekeys: readonly string[]; readonly columns: readonly string[] };
+
+/** A read thread's answer to a look-up: the documents packed (see the worker), or why there are none. */
+export type ReadReply =
+  | { readonly id: number; readonly index: Int32Array; readonly bytes: ArrayBuffer }
+  | { readonly id: number; readonly error: { readonly damaged: boolean; readonly file: string; readonly message: string } };
+
+interface Thread {
+  readonly worker: Worker;
+  readonly pending: Map<number, Pending>;
+}
+
+interface Pending {
+  readonly placekeys: readonly string[];
+  readonly columns: number;
+  readonly resolve: (found: Map<string, StoredDocuments>) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/**
+ * Threads that read look-up stores beside the main thread. A look-up of an old week reads two
+ * stores (core from the newest file's, the week from its own file's): the main thread reads
+ * one while a read thread reads the other, so the two descents per key overlap, and at high
+ * concurrency the main thread, which the web process's throughput is bound by, does half the
+ * reads (docs/architecture.md, Performance). Every thread opens each store the process has open
+ * (lmdb maps a file once per process); a store's checks and failures are the same on either side.
+ */
+export class StoreReadThreads {
+  readonly #threads: Thread[];
+  #ids = 0;
+  #turn = 0;
+  #closing: Promise<void> | null = null;
+
+  constructor(count: number) {
+    this.#threads = Array.from({ length: count }, () => {
+      const worker = new Worker(new URL('./store-read-worker.ts', import.meta.url));
+      const thread: Thread = { worker, pending: new Map() };
+      worker.on('message', (reply: ReadReply) => settle(thread, reply));
+      // A thread that dies answers nothing more: what it owed fails (those versions read DuckDB).
+      const fail = (err: Error) => {
+        for (const p of thread.pending.values()) p.reject(err);
+        thread.pending.clear();
+      };
+      worker.on('error', fail);
+      worker.on('exit', (code) => fail(new Error(`a look-up store read thread exited (${code})`)));
+      worker.unref();
+      return thread;
+    });
+  }
+
+  get size(): number {
+    return this.#threads.length;
+  }
+
+
+  /** Opens `file`'s store as `label` on every thread (after the main thread opened it: same checks). */
+  open(label: string, file: string, expected: ExpectedStore): void {
+    for (const t of this.#threads) t.worker.postMessage({ kind: 'open', label, file, expected } satisfies ReadRequest);
+  }
+
+  /** Closes it on every thread: look-ups sent before are answered first (a thread answers in order). */
+  closeStore(label: string): void {
+    for (const t of this.#threads) t.worker.postMessage({ kind: 'close', label } satisfies ReadRequest);
+  }
+
+  /**
+   * LookupStore.lookup, on a read thread (the threads take turns).
+   * @throws (rejects) LookupStoreDamaged as the store would; any other Error when the thread failed.
+   */
+  lookup(label: string, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, StoredDocuments>> {
+    if (this.#closing) return Promise.reject(new Error('look-up store read threads are closed'));
+    const thread = this.#threads[this.#turn++ % this.#threads.length]!;
+    const id = this.#ids++;
+    return new Promise((resolve, reject) => {
+      thread.pending.set(id, { placekeys, columns: columns.length, resolve, reject });
+      // Referenced while it owes an answer, so a process waiting on one does not exit.
+      if (thread.pending.size === 1) thread.worker.ref();
+      thread.worker.postMessage({ kind: 'lookup', id, label, placekeys, columns } satisfies ReadRequest);
+    });
+  }
+
+  /** Stops the threads (after the version holding their stores closed). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= Promise.all(this.#threads.map((t) => t.worker.terminate())).then(() => undefined);
+    return this.#closing;
+  }
+}
+
+function settle(thread: Thread, reply: ReadReply): void {
+  const p = thread.pending.get(reply.id);
+  if (!p) return;
+  thread.pending.delete(reply.id);
+  if (thread.pending.size === 0) thread.worker.unref();
+  if ('error' in reply) {
+    p.reject(reply.error.damaged ? new LookupStoreDamaged(reply.error.file, reply.error.message) : new Error(reply.error.message));
+    return;
+  }
+  const bytes = Buffer.from(reply.bytes);
+  const found = new Map<string, StoredDocuments>();
+  let at = 0;
+  for (let slot = 0; slot < reply.index.length;) {
+    const key = p.placekeys[reply.index[slot++]!]!;
+    const docs: StoredDocuments = new Array(p.columns);
+    for (let c = 0; c < p.columns; c++) {
+      const length = reply.index[slot++]!;
+      docs[c] = length < 0 ? null : bytes.subarray(at, (at += length));
+    }
+    found.set(key, docs);
+  }
+  p.resolve(found);
+}

@@ -1,0 +1,127 @@
+import { expect } from 'chai';
+import { copyFile, readFile, readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { startServer, type RunningServer } from '../../api/server.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { generateDrop } from '../../tools/generate-drop.ts';
+import { poiOf } from '../../tools/synthetic-places.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
+import { applyDamage } from '../helpers/lookup-store-damage.ts';
+import { LookupStore } from '../../api/lookup/lookup-store.ts';
+import { LOOKUP_STORE_FORMAT } from '../../shared/lookup-store-format.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+
+const SEED = 23;
+const POIS = 2000;
+// Core from the newer file's store, one week from each file's: a look-up that reads two stores.
+const QUERY = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name city naics_code }
+  old: placedata_weekly_patterns(date: "2022-01-10") { date_range_start raw_visit_counts visits_by_day }
+  new: placedata_weekly_patterns(date: "2022-02-07") { date_range_start raw_visitor_counts } } }`;
+const FAILED = '"msg":"look-up store failed: look-ups of this version read its DuckDB files from now on (slower)"';
+
+async function serve(dataDir: string, extra: Record<string, string>): Promise<{ server: RunningServer; log: () => string[] }> {
+  const lines: string[] = [];
+  const out = new PassThrough();
+  out.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+  const server = await startServer(testConfig(dataDir, { LOG_LEVEL: 'info', ...extra }), createLogger('info', 'api', out));
+  return { server, log: () => lines };
+}
+
+async function metric(server: RunningServer, name: string): Promise<number> {
+  const text = await (await fetch(`${server.url}/metrics`)).text();
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+}
+
+const failures = (server: RunningServer) => metric(server, 'placedata_lookup_store_failures');
+
+describe('look-ups that read several files\' stores, the older read on a read thread (LOOKUP_STORE_THREADS)', function () {
+  this.timeout(300_000);
+  let dir: string;
+  let dataDir: string;
+  let olderStore: string;
+  let original: string;
+  let reference: { data: { batch_lookup: { placekey: string }[] } };
+  // Known keys, one asked twice, and valid keys of POIs no file holds.
+  const keys = [...Array.from({ length: 50 }, (_, i) => poiOf(SEED, i * 40).placekey), poiOf(SEED, 0).placekey, ...Array.from({ length: 10 }, (_, i) => poiOf(SEED, POIS + i).placekey)];
+
+  before(async () => {
+    dir = await makeTempDir('store-threads');
+    dataDir = path.join(dir, 'data');
+    for (const [month, firstWeek] of [['2022-01', '2022-01-03'], ['2022-02', '2022-01-31']] as const) {
+      await generateDrop({ pois: POIS, weeks: 2, out: path.join(dir, month), format: 'csv.gz', seed: SEED, firstWeek });
+      await loadDrop({ dataDir, inputs: [path.join(dir, month)], month, settings: buildSettingsOf(testConfig(dataDir)) });
+    }
+    const stores = (await readdir(dataDir)).filter((f) => f.endsWith('.lookup')).sort();
+    expect(stores).to.have.length(2);
+    olderStore = path.join(dataDir, stores[0]!);
+    original = path.join(dir, 'older.original');
+    await copyFile(olderStore, original);
+    const { server } = await serve(dataDir, { LOOKUP_STORES: 'false' });
+    try {
+      reference = (await postGraphql(server.url, { query: QUERY, variables: { k: keys } })).body;
+      const entries = reference.data.batch_lookup as unknown as { placedata_core: unknown; old: unknown; new: unknown }[];
+      expect([entries.length, entries.filter((e) => e.placedata_core !== null && e.old !== null && e.new !== null).length]).to.deep.equal([61, 51]);
+    } finally {
+      await server.close();
+    }
+  });
+  after(() => removeDir(dir));
+
+  for (const threads of ['0', '1', '2']) {
+    it(`answer as DuckDB does with ${threads} read thread(s), concurrent look-ups included`, async () => {
+      const { server } = await serve(dataDir, { LOOKUP_STORE_THREADS: threads });
+      try {
+        expect(server.store.current!.lookupPath).to.equal('lookup_store');
+        const one = async (k: readonly string[]) => (await postGraphql(server.url, { query: QUERY, variables: { k } })).body;
+        expect(await one(keys)).to.deep.equal(reference);
+        // Twenty at once, each a different slice, every other one of more than 16 keys: every answer its own keys', in order.
+        const span = (i: number) => [i, i + (i % 2 === 0 ? 1 + (i % 7) : 17 + (i % 7))] as const;
+        const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => one(keys.slice(...span(i)))));
+        answers.forEach((a, i) => expect(a.data.batch_lookup, `slice ${i}`).to.deep.equal(reference.data.batch_lookup.slice(...span(i))));
+        // A look-up of more than 16 keys read the older file's store on a read thread (when there is one); the rest read it here.
+        expect([server.store.current!.lookupCounts, await failures(server), await metric(server, 'placedata_lookup_store_thread_reads')])
+          .to.deep.equal([{ lookup_store: 21, duckdb: 0 }, 0, threads === '0' ? 0 : 11]);
+      } finally {
+        await server.close();
+      }
+    });
+  }
+
+  it('the older store damaged while it serves (a document of the week asked, the key in a record): the read thread\'s refusal sends the version to DuckDB, logged and counted, every answer right', async () => {
+    const victim = poiOf(SEED, 40).placekey;
+    const file = await readFile(original);
+    const label = path.basename(olderStore, '.lookup');
+    const facts = JSON.parse(await readFile(path.join(dataDir, `${label}.duckdb.facts.json`), 'utf8')) as { lookup: { bytes: number; headSha256: string } };
+    const reader = LookupStore.open(original, facts.lookup);
+    const doc = reader.lookup([victim], ['w20220110']).get(victim)![0]!;
+    await reader.close();
+    const docAt = file.indexOf(doc);
+    const recordAt = file.indexOf(Buffer.from([LOOKUP_STORE_FORMAT, victim.length, ...Buffer.from(victim, 'latin1')]));
+    expect([docAt > 0, file.lastIndexOf(doc) === docAt, recordAt > 0]).to.deep.equal([true, true, true]);
+    const cases = [
+      { name: 'a byte of its week\'s document', at: docAt + Math.floor(doc.length / 2), reason: `document 2 of ${JSON.stringify(victim)} fails its crc` },
+      { name: 'a byte of the key in its record', at: recordAt + 2 + 5, reason: `the record found for ${JSON.stringify(victim)} is another key's` },
+    ];
+    for (const damage of cases) {
+      await copyFile(original, olderStore);
+      const { server, log } = await serve(dataDir, { LOOKUP_STORE_THREADS: '1' });
+      try {
+        expect(server.store.current!.lookupPath, damage.name).to.equal('lookup_store');
+        applyDamage(olderStore, { name: damage.name, category: 'record', structural: false, writes: [{ at: damage.at, bytes: [file[damage.at]! ^ 0x20] }] });
+        const body = (await postGraphql(server.url, { query: QUERY, variables: { k: keys } })).body;
+        expect(body, damage.name).to.deep.equal(reference);
+        expect([server.store.current!.lookupCounts, server.store.current!.lookupPath, await failures(server), await metric(server, 'placedata_lookup_store_thread_reads')], damage.name)
+          .to.deep.equal([{ lookup_store: 0, duckdb: 1 }, 'duckdb', 1, 1]);
+        const failed = log().filter((l) => l.includes(FAILED));
+        expect(failed, damage.name).to.have.length(1);
+        expect(JSON.parse(failed[0]!).err, damage.name).to.equal(`look-up store ${label}.lookup is damaged: ${damage.reason}`);
+      } finally {
+        await server.close();
+      }
+    }
+    await copyFile(original, olderStore);
+  });
+});
