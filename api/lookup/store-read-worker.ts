@@ -58,7 +58,7 @@ port.on('message', (m: ReadRequest) => {
     stores.delete(m.label);
     if (store instanceof LookupStore) void store.close();
   } else {
-    const reply = lookup(m.id, m.label, m.placekeys, m.columns);
+    const reply = lookup(m.id, m.label, m.placekeys === '' ? [] : m.placekeys.split('\n'), m.columns);
     port.postMessage(reply, 'bytes' in reply ? [reply.bytes, reply.index.buffer as ArrayBuffer] : []);
   }
 });
