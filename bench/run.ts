@@ -125,9 +125,17 @@ function keySource(pois: number, batch: number) {
   const keys = new Map(pool.map((i) => [poiOf(SEED, i).placekey, i]));
   const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(SEED, pois + j).placekey);
   const known = [...keys.keys()];
+  const every = [...known, ...unknown];
   return {
     indexOf: (k: string) => keys.get(k),
     next: () => Array.from({ length: batch }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!)),
+    /** Batches that ask for every key of the pool once, in turn (then from the start again). */
+    inTurn: () => {
+      let at = 0;
+      return () => Array.from({ length: batch }, () => every[at++ % every.length]!);
+    },
+    /** Requests that ask for every key once. */
+    passRequests: Math.ceil(every.length / batch),
   };
 }
 
@@ -201,8 +209,12 @@ async function lookups(servers: readonly Server[], pois: number, o: Options, bat
     const src = keySource(pois, batch);
     for (const mode of modes) {
       const targets = servers.map((s) => s.make(mode, src));
-      // Warm-up: 2 s each (50 requests were not enough for V8 to compile the path the first
-      // measured target takes: its p50 read up to 1.4x its steady one).
+      // Warm-up: every key of the pool once on each target, so each server's data for them is in
+      // memory whatever ran before (the history part's oldest file was last read dozens of loads
+      // earlier, and PostgreSQL's tables were just written), then 2 s each (50 requests were not
+      // enough for V8 to compile the path the first measured target takes: its p50 read up to
+      // 1.4x its steady one).
+      for (const target of targets) await runLoad(target, src.inTurn(), 4, { count: src.passRequests });
       for (const target of targets) await runLoad(target, src.next, 4, { seconds: 2 });
       const c1s: RunFigures[] = [];
       for (const target of targets) c1s.push(await runLoad(target, src.next, 1, { count: Math.max(30, Math.min(o.c1, Math.round(20_000 / batch))) }));
