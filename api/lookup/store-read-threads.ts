@@ -17,6 +17,8 @@ export type ReadReply =
 interface Thread {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
+  /** Why it answers nothing more (it died), or null while it runs. */
+  failed: Error | null;
 }
 
 interface Pending {
@@ -43,10 +45,12 @@ export class StoreReadThreads {
   constructor(count: number) {
     this.#threads = Array.from({ length: count }, () => {
       const worker = new Worker(new URL('./store-read-worker.ts', import.meta.url));
-      const thread: Thread = { worker, pending: new Map() };
+      const thread: Thread = { worker, pending: new Map(), failed: null };
       worker.on('message', (reply: ReadReply) => settle(thread, reply));
-      // A thread that dies answers nothing more: what it owed fails (those versions read DuckDB).
+      // A thread that dies answers nothing more: what it owed fails (those look-ups' versions read
+      // DuckDB from then on, logged), and look-ups after it read on the main thread.
       const fail = (err: Error) => {
+        thread.failed ??= err;
         for (const p of thread.pending.values()) p.reject(err);
         thread.pending.clear();
       };
@@ -57,8 +61,9 @@ export class StoreReadThreads {
     });
   }
 
+  /** Threads still running (one that died is not sent more: its reads are made on the main thread). */
   get size(): number {
-    return this.#threads.length;
+    return this.#threads.filter((t) => !t.failed).length;
   }
 
 
@@ -78,7 +83,9 @@ export class StoreReadThreads {
    */
   lookup(label: string, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, StoredDocuments>> {
     if (this.#closing) return Promise.reject(new Error('look-up store read threads are closed'));
-    const thread = this.#threads[this.#turn++ % this.#threads.length]!;
+    const running = this.#threads.filter((t) => !t.failed);
+    const thread = running[this.#turn++ % running.length];
+    if (!thread) return Promise.reject(new Error('every look-up store read thread has exited'));
     const id = this.#ids++;
     // Only keys a store can hold are sent (the store skips any other), as one string: it clones at
     // a fraction of the cost of an array of a hundred (a storable key has no newline).
