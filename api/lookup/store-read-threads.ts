@@ -66,7 +66,6 @@ export class StoreReadThreads {
     return this.#threads.filter((t) => !t.failed).length;
   }
 
-
   /** Opens `file`'s store as `label` on every thread (after the main thread opened it: same checks). */
   open(label: string, file: string, expected: ExpectedStore): void {
     for (const t of this.#threads) t.worker.postMessage({ kind: 'open', label, file, expected } satisfies ReadRequest);
