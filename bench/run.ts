@@ -457,25 +457,35 @@ async function historyPart(o: Options, commit: string): Promise<Record<string, u
   const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
   const labels = listed.versions.map((v) => v.label);
   const port = 4304;
-  const { child: api, ready_s, lookup_path } = await startApi(chain, port, apiMemoryFor(o, o.licencePois));
   const oldest: AskedWeek = { monday: addDays(FIRST_WEEK, 7), index: 1 };
   const newest: AskedWeek = { monday: addDays(FIRST_WEEK, 28 * (o.licenceDrops - 1) + 7), index: 1 };
   let peer: ChildProcess | null = null;
+  let api: ChildProcess | null = null;
   try {
     const servers: Server[] = [];
-    for (const [name, week] of [['oldest drop\'s week', oldest], ['newest drop\'s week', newest]] as const) {
-      servers.push({ name: `ours, ${name} (${week.monday})`, make: (mode, src) => ourTarget(port, mode, src, week) });
-    }
     if (o.peer) {
       log('peer: loading PostgreSQL with the licence history (COPY)');
       const all = await Promise.all(Array.from({ length: o.licenceDrops }, (_, m) => licenceDrop(o, m)));
       // Core once (the newest drop's: every drop delivers the same POIs), every week of every drop.
       await loadPeer([...all.at(-1)!.filter((f) => path.basename(f).startsWith('core_poi')), ...all.flatMap((f) => f.filter((x) => !path.basename(x).startsWith('core_poi')))]);
       peer = await startPeer(4305);
+    }
+    // Both servers are measured on a machine whose disk has settled after the loads (the kernel
+    // reclaims and writes back for a while after gigabytes were written: ours measured right after
+    // the peer's load gave c16 743-839 req/s, and 1100-1150 a few minutes later on the same history).
+    await settled();
+    // Started after the peer's load, so its figures (ready, memory) are not the churn's.
+    const started = await startApi(chain, port, apiMemoryFor(o, o.licencePois));
+    api = started.child;
+    for (const [name, week] of [['oldest drop\'s week', oldest], ['newest drop\'s week', newest]] as const) {
+      servers.push({ name: `ours, ${name} (${week.monday})`, make: (mode, src) => ourTarget(port, mode, src, week) });
+    }
+    if (peer) {
       for (const [name, week] of [['oldest drop\'s week', oldest], ['newest drop\'s week', newest]] as const) {
         servers.push({ name: `postgraphile, ${name} (${week.monday})`, make: (mode, src) => peerTarget(4305, mode, src, week) });
       }
     }
+    const { ready_s, lookup_path } = started;
     const rows = await lookups(servers, o.licencePois, o, [100], ['both']);
     const floorFigures = await floor(port, o);
     // What the web process holds after serving the whole history's look-ups (its own memory; the
@@ -486,9 +496,21 @@ async function historyPart(o: Options, commit: string): Promise<Record<string, u
     log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
     return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
   } finally {
-    await stop(api);
+    if (api) await stop(api);
     if (peer) await stop(peer);
   }
+}
+
+/**
+ * Waits (at most 3 minutes) until the machine's I/O has been quiet for 10 s: the share of time
+ * tasks stalled on I/O (/proc/pressure/io, `some avg10`) under 1%.
+ */
+async function settled(): Promise<void> {
+  const started = Date.now();
+  const stall = async () => Number(/^some avg10=([\d.]+)/m.exec(await readFile('/proc/pressure/io', 'utf8').catch(() => 'some avg10=0'))?.[1] ?? 0);
+  await run('sync', []);
+  while (Date.now() - started < 180_000 && (await stall()) >= 1) await new Promise((r) => setTimeout(r, 1000));
+  log(`settled after ${Math.round((Date.now() - started) / 1000)} s (I/O stall ${await stall()}% over the last 10 s)`);
 }
 
 /** A process's resident memory, and the part of it that is its own (anonymous), in MB. */
