@@ -48,7 +48,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
   const site = deps.site ?? localSite(config.dataDir, log);
   // Versions an older release published on this machine get their record (and checksum) first.
   if (site.cache.local) await site.lock.using(() => adoptWholeCopies(site, config.apiMemoryLimit));
-  const openStores = config.lookupStores ? new OpenStores(config.lookupStoreThreads) : null;
+  const openStores = config.lookupStores ? new OpenStores(config.lookupStoreThreads, config.lookupStoreSaturation) : null;
   const store = new ServedVersions({
     pollMs: config.pointerPollMs, pointer: site.pointer, files: new VersionFiles(site),
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.

@@ -62,6 +62,11 @@ export interface Config {
    * several files' stores (a week of an older drop) reads all but one of them there, meanwhile.
    */
   readonly lookupStoreThreads: number;
+  /**
+   * The main thread's event-loop utilisation (over about 50 ms) from which every look-up store
+   * read goes to the read threads (LOOKUP_STORE_SATURATION, default 0.9; 0: always, 1: never).
+   */
+  readonly lookupStoreSaturation: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */
   readonly pointerPollMs: number;
   /** How long SIGTERM waits for requests in flight (SHUTDOWN_GRACE_MS, default 10000). */
@@ -265,6 +270,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),
     lookupStores: boolVar(env, 'LOOKUP_STORES', true),
     lookupStoreThreads: intVar(env, 'LOOKUP_STORE_THREADS', 1, 0, 16),
+    lookupStoreSaturation: shareVar(env, 'LOOKUP_STORE_SATURATION', 0.9),
     pointerPollMs: intVar(env, 'POINTER_POLL_MS', 1000, 50, 60_000),
     shutdownGraceMs: intVar(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     duckdbMemoryLimit: memoryVar(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),

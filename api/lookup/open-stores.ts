@@ -1,5 +1,6 @@
 import type { StoreDigest } from '../../shared/version-manifest.ts';
 import { LookupStore, type StoredDocuments } from './lookup-store.ts';
+import { MainThreadLoad } from './main-thread-load.ts';
 import { StoreReadThreads } from './store-read-threads.ts';
 import type { StoreReader } from './store-documents.ts';
 
@@ -19,9 +20,20 @@ export class OpenStores implements StoreReader {
   /** Store reads sent to the read threads since the process started (placedata_lookup_store_thread_reads). */
   threadReads = 0;
 
-  /** `readThreads`: threads that read stores beside the main thread (0: the main thread reads every store). */
-  constructor(readThreads = 0) {
+  readonly #load: MainThreadLoad;
+
+  /**
+   * `readThreads`: threads that read stores beside the main thread (0: the main thread reads
+   * every store). `saturation`: the main thread's event-loop utilisation from which every read
+   * goes to the threads (StoreReader.saturated; 0: always, 1: never).
+   */
+  constructor(readThreads = 0, saturation = 0.9) {
     this.#threads = readThreads > 0 ? new StoreReadThreads(readThreads) : null;
+    this.#load = new MainThreadLoad(saturation);
+  }
+
+  get saturated(): boolean {
+    return this.#load.saturated;
   }
 
   /**

@@ -13,6 +13,8 @@ export function storesAnswer(request: LookupRequest, sources: DocumentSources, s
 /** Read threads that read look-up stores beside this one (OpenStores with LOOKUP_STORE_THREADS). */
 export interface StoreReader {
   readonly threads: number;
+  /** Whether the main thread is saturated (its event loop busy nearly all the time: MainThreadLoad). */
+  readonly saturated: boolean;
   /** The look-up of file `label`'s store (held by the caller) on one of the threads. */
   lookup(label: string, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, StoredDocuments>>;
 }
@@ -30,12 +32,15 @@ interface Read {
 
 /**
  * The documents of a request from the look-up stores of the files holding them: one read per
- * file (its columns together), each document proved by the store as it is read. This thread
- * reads the first file's store (core's, when asked); with read threads, the other files' stores
- * are read there meanwhile (a week of an older drop is in another file than core), so the two
- * descents per key overlap and this thread, which the process's throughput is bound by, makes
- * half of them. A look-up of one file is read here whole: waking an idle read thread costs more
- * than the reads it would take (docs/architecture.md, Performance).
+ * file (its columns together), each document proved by the store as it is read. With read
+ * threads (docs/architecture.md, Performance):
+ * - this thread reads the first file's store (core's, when asked) and the threads the others,
+ *   at the same time (a week of an older drop is in another file than core): the descents
+ *   overlap. A look-up of one file, or of at most 16 keys, is read here whole: waking an idle
+ *   thread costs more than those reads.
+ * - while this thread is saturated, every read goes to the threads (each file's keys split
+ *   among them when there are more threads than files): this thread is what the process's
+ *   throughput is bound by, and it then has other requests waiting.
  * The same answer DuckDB's statement gives (api/lookup/lookup-queries.ts fetchDocuments): an entry for
  * each key any file holds, its `placekey` in each document (each parsed only when read:
  * api/lookup/stored-document.ts).
@@ -47,21 +52,28 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
   if (request.core && sources.core !== null) add(sources.core, 'core', null);
   for (const w of request.weeks) add(sources.week(w), weekColumn(w), w);
   const keys = request.placekeys;
-  const apart = reader !== null && reader.threads > 0 && keys.length > KEYS_ON_THIS_THREAD;
+  const threads = reader !== null && keys.length > KEYS_ON_THIS_THREAD ? reader.threads : 0;
+  const allApart = threads > 0 && reader!.saturated;
+  const parts = allApart ? Math.max(1, Math.floor(threads / byFile.size)) : 1;
+  const size = Math.ceil(keys.length / parts);
   const reads: Read[] = [];
-  let first: { wanted: Read['wanted']; file: string; columns: string[] } | null = null;
+  let here: { wanted: Read['wanted']; file: string; columns: string[] } | null = null;
   for (const [file, wanted] of byFile) {
     const columns = wanted.map((t) => t.column);
-    if (first === null) first = { wanted, file, columns };
-    else if (apart) {
-      const read = reader.lookup(file, keys, columns);
+    if (threads === 0 || (!allApart && here === null)) {
+      if (here === null) here = { wanted, file, columns };
+      else reads.push({ wanted, read: stores.get(file)!.lookup(keys, columns) });
+      continue;
+    }
+    for (let p = 0; p < parts; p++) {
+      const read = reader!.lookup(file, parts === 1 ? keys : keys.slice(p * size, (p + 1) * size), columns);
       // Awaited below in turn; one that fails after another failed (or after a read here threw) is not left unhandled.
       read.catch(() => undefined);
       reads.push({ wanted, read });
-    } else reads.push({ wanted, read: stores.get(file)!.lookup(keys, columns) });
+    }
   }
   // Read here after the threads' reads are sent, so that they run meanwhile.
-  if (first !== null) reads.unshift({ wanted: first.wanted, read: stores.get(first.file)!.lookup(keys, first.columns) });
+  if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(keys, here.columns) });
   const found = new Map<string, Found>();
   for (const { wanted, read } of reads) {
     for (const [placekey, docs] of await read) {

@@ -10,7 +10,10 @@ export const TEST_KEY = 'test-key-5f0c1e0a9b7d4c2e';
 export function testConfig(dataDir: string, extra: Record<string, string> = {}): Config {
   return loadConfig({
     DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: TEST_KEY, LOG_LEVEL: 'silent',
-    POINTER_POLL_MS: '100', DUCKDB_MEMORY_LIMIT: '1GB', SHUTDOWN_GRACE_MS: '2000', RATE_LIMIT_POINTS: '0', ...extra,
+    POINTER_POLL_MS: '100', DUCKDB_MEMORY_LIMIT: '1GB', SHUTDOWN_GRACE_MS: '2000', RATE_LIMIT_POINTS: '0',
+    // The test process's own work keeps its event loop busy: where a look-up's store reads run
+    // would depend on it. Tests of the saturated path set it (lookup-store-threads.test.ts).
+    LOOKUP_STORE_SATURATION: '1', ...extra,
   });
 }
 

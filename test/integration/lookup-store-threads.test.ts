@@ -70,9 +70,12 @@ describe('look-ups that read several files\' stores, the older read on a read th
   });
   after(() => removeDir(dir));
 
-  for (const threads of ['0', '1', '2']) {
-    it(`answer as DuckDB does with ${threads} read thread(s), concurrent look-ups included`, async () => {
-      const { server } = await serve(dataDir, { LOOKUP_STORE_THREADS: threads });
+  // [read threads, LOOKUP_STORE_SATURATION, reads made on the threads by the 21 look-ups below]:
+  // unsaturated (1: never), a look-up of more than 16 keys reads the older file on a thread and
+  // core's here; saturated (0: always), it reads both files there.
+  for (const [threads, saturation, threadReads] of [['0', '1', 0], ['1', '1', 11], ['2', '1', 11], ['1', '0', 22], ['2', '0', 22]] as const) {
+    it(`answer as DuckDB does with ${threads} read thread(s), ${saturation === '0' ? 'the main thread saturated' : 'the main thread not saturated'}, concurrent look-ups included`, async () => {
+      const { server } = await serve(dataDir, { LOOKUP_STORE_THREADS: threads, LOOKUP_STORE_SATURATION: saturation });
       try {
         expect(server.store.current!.lookupPath).to.equal('lookup_store');
         const one = async (k: readonly string[]) => (await postGraphql(server.url, { query: QUERY, variables: { k } })).body;
@@ -81,9 +84,8 @@ describe('look-ups that read several files\' stores, the older read on a read th
         const span = (i: number) => [i, i + (i % 2 === 0 ? 1 + (i % 7) : 17 + (i % 7))] as const;
         const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => one(keys.slice(...span(i)))));
         answers.forEach((a, i) => expect(a.data.batch_lookup, `slice ${i}`).to.deep.equal(reference.data.batch_lookup.slice(...span(i))));
-        // A look-up of more than 16 keys read the older file's store on a read thread (when there is one); the rest read it here.
         expect([server.store.current!.lookupCounts, await failures(server), await metric(server, 'placedata_lookup_store_thread_reads')])
-          .to.deep.equal([{ lookup_store: 21, duckdb: 0 }, 0, threads === '0' ? 0 : 11]);
+          .to.deep.equal([{ lookup_store: 21, duckdb: 0 }, 0, threadReads]);
       } finally {
         await server.close();
       }
@@ -107,7 +109,7 @@ describe('look-ups that read several files\' stores, the older read on a read th
     ];
     for (const damage of cases) {
       await copyFile(original, olderStore);
-      const { server, log } = await serve(dataDir, { LOOKUP_STORE_THREADS: '1' });
+      const { server, log } = await serve(dataDir, { LOOKUP_STORE_THREADS: '1', LOOKUP_STORE_SATURATION: '1' });
       try {
         expect(server.store.current!.lookupPath, damage.name).to.equal('lookup_store');
         applyDamage(olderStore, { name: damage.name, category: 'record', structural: false, writes: [{ at: damage.at, bytes: [file[damage.at]! ^ 0x20] }] });
