@@ -31,9 +31,9 @@ interface Pending {
 /**
  * Threads that read look-up stores beside the main thread. A look-up of an old week reads two
  * stores (core from the newest file's, the week from its own file's): the main thread reads
- * one while a read thread reads the other, so the two descents per key overlap, and at high
- * concurrency the main thread, which the web process's throughput is bound by, does half the
- * reads (docs/architecture.md, Performance). Every thread opens each store the process has open
+ * one while a read thread reads the other, so the two descents per key overlap; while the main
+ * thread, which the web process's throughput is bound by, is saturated, it sends them every read
+ * (api/lookup/store-documents.ts; docs/architecture.md, Performance). Every thread opens each store the process has open
  * (lmdb maps a file once per process); a store's checks and failures are the same on either side.
  */
 export class StoreReadThreads {
