@@ -17,10 +17,9 @@ interface Held {
 export class OpenStores implements StoreReader {
   readonly #held = new Map<string, Held>();
   readonly #threads: StoreReadThreads | null;
+  readonly #load: MainThreadLoad;
   /** Store reads sent to the read threads since the process started (placedata_lookup_store_thread_reads). */
   threadReads = 0;
-
-  readonly #load: MainThreadLoad;
 
   /**
    * `readThreads`: threads that read stores beside the main thread (0: the main thread reads

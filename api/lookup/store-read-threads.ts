@@ -38,6 +38,8 @@ interface Pending {
  */
 export class StoreReadThreads {
   readonly #threads: Thread[];
+  /** The threads not failed, taking turns (a look-up reads this on every call: kept, not filtered each time). */
+  #running: Thread[];
   #ids = 0;
   #turn = 0;
   #closing: Promise<void> | null = null;
@@ -50,6 +52,7 @@ export class StoreReadThreads {
       // A thread that dies answers nothing more: what it owed fails (those look-ups' versions read
       // DuckDB from then on, logged), and look-ups after it read on the main thread.
       const fail = (err: Error) => {
+        if (!thread.failed) this.#running = this.#running.filter((t) => t !== thread);
         thread.failed ??= err;
         for (const p of thread.pending.values()) p.reject(err);
         thread.pending.clear();
@@ -59,11 +62,12 @@ export class StoreReadThreads {
       worker.unref();
       return thread;
     });
+    this.#running = [...this.#threads];
   }
 
   /** Threads still running (one that died is not sent more: its reads are made on the main thread). */
   get size(): number {
-    return this.#threads.filter((t) => !t.failed).length;
+    return this.#running.length;
   }
 
   /** Opens `file`'s store as `label` on every thread (after the main thread opened it: same checks). */
@@ -82,8 +86,7 @@ export class StoreReadThreads {
    */
   lookup(label: string, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, StoredDocuments>> {
     if (this.#closing) return Promise.reject(new Error('look-up store read threads are closed'));
-    const running = this.#threads.filter((t) => !t.failed);
-    const thread = running[this.#turn++ % running.length];
+    const thread = this.#running[this.#turn++ % this.#running.length];
     if (!thread) return Promise.reject(new Error('every look-up store read thread has exited'));
     const id = this.#ids++;
     // Only keys a store can hold are sent (the store skips any other), as one string: it clones at
