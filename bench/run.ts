@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { generateDrop, toParquet } from '../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf } from '../tools/synthetic-places.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';
+import { compareClients } from './http-clients.ts';
 import { loadPeer, startPeer } from './peer-postgres.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../shared/open-version-site.ts';
@@ -488,13 +489,18 @@ async function historyPart(o: Options, commit: string): Promise<Record<string, u
     const { ready_s, lookup_path } = started;
     const rows = await lookups(servers, o.licencePois, o, [100], ['both']);
     const floorFigures = await floor(port, o);
+    // The generator's own cost with each HTTP client, on ours (the oldest week): the reason for
+    // bench/http-client.ts, measured in this run.
+    const src = keySource(o.licencePois, 100);
+    const clients = await compareClients(ourTarget(port, 'both', src, oldest), src.next, o.c16, 2);
+    log(`HTTP clients (c16, oldest week): ${Object.entries(clients).map(([n, c]) => `${n} ${c.client_cpu_us.join('/')} us a request, ${c.rps.join('/')} req/s`).join('; ')}`);
     // What the web process holds after serving the whole history's look-ups (its own memory; the
     // stores' pages are the page cache's, shared by every process on the machine).
     const rss = await processMemory(api.pid!);
     log(`floor p50 ${floorFigures.c1.p50_ms} ms; API RSS ${rss.rss_mb} MB (private ${rss.rss_anon_mb} MB)`);
     const rollbacks = [await timedRollback(chain, port, labels.at(-2)!), await timedRollback(chain, port, labels.at(-1)!)];
     log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
-    return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
+    return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, http_clients: clients, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
   } finally {
     if (api) await stop(api);
     if (peer) await stop(peer);
@@ -703,6 +709,10 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
     lines.push(`- Against PostGraphile on the same history: p50 ${ratio(ours[0].c1.p50_ms, peer[0].c1.p50_ms)} (oldest week) and ${ratio(ours[1].c1.p50_ms, peer[1].c1.p50_ms)} (newest); c16 throughput ${ratio(ours[0].c16.rps, peer[0].c16.rps)}x and ${ratio(ours[1].c16.rps, peer[1].c16.rps)}x.`);
   }
   if (h.floor) lines.push(`- The same server's floor \`{ __typename }\`: p50 ${h.floor.c1.p50_ms} ms; the oldest week's p50 is ${ratio(ours[0].c1.p50_ms, h.floor.c1.p50_ms)}x it, the newest's ${ratio(ours[1].c1.p50_ms, h.floor.c1.p50_ms)}x (target within 4x).`);
+  if (h.http_clients) {
+    const each = Object.entries(h.http_clients as Record<string, { client_cpu_us: number[]; rps: number[]; failures: number }>);
+    lines.push(`- The load generator's own CPU per request, c16 on ours (the oldest week), 2 rounds each, alternating: ${each.map(([n, c]) => `${n} ${c.client_cpu_us.join(' and ')} us (${c.rps.join(' and ')} req/s, ${c.failures} failures)`).join('; ')}. It shares the 2 cores with the server measured; the look-ups above use bench/http-client.ts. Every row's own figure is \`client_cpu_us\` in bench/results.json.`);
+  }
   if (h.api_memory) lines.push(`- The web process after these look-ups: RSS ${h.api_memory.rss_mb} MB, of which its own (anonymous) ${h.api_memory.rss_anon_mb} MB, serving ${h.pois} POIs with ${4 * h.drops} weeks (the rest is the page cache's mapped store and file pages, shared by every process on the machine).`);
   lines.push(`- Rollback from the newest version to the one before, then back: served after ${h.rollback_ms.join(' ms and ')} ms (from the rollback's start, as placedata rollback runs it, to the API answering from it; target within 2 s each); ${h.versions_retained} versions retained.`);
   return lines;
