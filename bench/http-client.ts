@@ -21,10 +21,11 @@ const CRLF = Buffer.from('\r\n');
  * One keep-alive HTTP/1.1 connection for the load generator, one request at a time: it writes the
  * request's bytes and reads the response by its Content-Length or chunks, and nothing else
  * (no streams, no decoding). It exists because the generator shares this machine's two cores with
- * the server it measures: node:http's client spent about 300 us of CPU on each 57 KB look-up
- * response and undici's dispatch about 230, this about 135 (bench/http-clients.ts measures the
- * three in one run; docs/architecture.md), and every microsecond the client spends is taken from
- * the server measured, the faster one the most. Loopback only; a connection closed by the server
+ * the server it measures, and every microsecond the client spends is taken from the server
+ * measured, the faster one the most: at c16 on 57 KB look-up answers, node:http's client spent
+ * 435-437 us of CPU a request and fetch 1122-1127, this 163-199 (the history part's run of
+ * 2026-11-25 13:43 UTC; bench/http-clients.ts measures the three in every such run); undici's
+ * dispatch API spent 226-256 us in a test beside it, not in the bench. Loopback only; a connection closed by the server
  * is opened again for the next request.
  */
 export class HttpConnection implements Connection {

@@ -40,14 +40,21 @@ const CLIENTS: Readonly<Record<string, ConnectionFactory>> = {
   fetch: nodeFetch,
 };
 
+/** One client's figures over the rounds: CPU per request while the clock ran, throughput, failures. */
+export interface ClientFigures {
+  readonly client_cpu_us: number[];
+  readonly rps: number[];
+  failures: number;
+}
+
 /**
  * The load generator's own cost with each client, on one target (a look-up of a server measured
  * in the same run), c16 for `seconds` each, `rounds` rounds alternating: the client's CPU per
  * request while the clock ran, and the throughput it saw. The generator shares this machine's two
  * cores with the server, so a client's CPU is taken from the server it measures.
  */
-export async function compareClients(target: Target, batches: () => string[], seconds: number, rounds: number): Promise<Record<string, { client_cpu_us: number[]; rps: number[]; failures: number }>> {
-  const out: Record<string, { client_cpu_us: number[]; rps: number[]; failures: number }> = {};
+export async function compareClients(target: Target, batches: () => string[], seconds: number, rounds: number): Promise<Record<string, ClientFigures>> {
+  const out: Record<string, ClientFigures> = {};
   for (let r = 0; r < rounds; r++) {
     for (const [name, connect] of Object.entries(CLIENTS)) {
       const f: RunFigures = await runLoad(target, batches, 16, { seconds }, connect);

@@ -8,7 +8,7 @@ import { Command } from 'commander';
 import { generateDrop, toParquet } from '../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf } from '../tools/synthetic-places.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';
-import { compareClients } from './http-clients.ts';
+import { compareClients, type ClientFigures } from './http-clients.ts';
 import { loadPeer, startPeer } from './peer-postgres.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../shared/open-version-site.ts';
@@ -711,7 +711,7 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
   }
   if (h.floor) lines.push(`- The same server's floor \`{ __typename }\`: p50 ${h.floor.c1.p50_ms} ms; the oldest week's p50 is ${ratio(ours[0].c1.p50_ms, h.floor.c1.p50_ms)}x it, the newest's ${ratio(ours[1].c1.p50_ms, h.floor.c1.p50_ms)}x (target within 4x).`);
   if (h.http_clients) {
-    const each = Object.entries(h.http_clients as Record<string, { client_cpu_us: number[]; rps: number[]; failures: number }>);
+    const each = Object.entries(h.http_clients as Record<string, ClientFigures>);
     lines.push(`- The load generator's own CPU per request, c16 on ours (the oldest week), 2 rounds each, alternating: ${each.map(([n, c]) => `${n} ${c.client_cpu_us.join(' and ')} us (${c.rps.join(' and ')} req/s, ${c.failures} failures)`).join('; ')}. It shares the 2 cores with the server measured; the look-ups above use bench/http-client.ts. Every row's own figure is \`client_cpu_us\` in bench/results.json.`);
   }
   if (h.api_memory) lines.push(`- The web process after these look-ups: RSS ${h.api_memory.rss_mb} MB, of which its own (anonymous) ${h.api_memory.rss_anon_mb} MB, serving ${h.pois} POIs with ${4 * h.drops} weeks (the rest is the page cache's mapped store and file pages, shared by every process on the machine).`);
