@@ -17,8 +17,6 @@ export type ReadReply =
 interface Thread {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
-  /** Why it answers nothing more (it died), or null while it runs. */
-  failed: Error | null;
 }
 
 interface Pending {
@@ -47,13 +45,13 @@ export class StoreReadThreads {
   constructor(count: number) {
     this.#threads = Array.from({ length: count }, () => {
       const worker = new Worker(new URL('./store-read-worker.ts', import.meta.url));
-      const thread: Thread = { worker, pending: new Map(), failed: null };
+      const thread: Thread = { worker, pending: new Map() };
       worker.on('message', (reply: ReadReply) => settle(thread, reply));
       // A thread that dies answers nothing more: what it owed fails (those look-ups' versions read
       // DuckDB from then on, logged), and look-ups after it read on the main thread.
       const fail = (err: Error) => {
-        if (!thread.failed) this.#running = this.#running.filter((t) => t !== thread);
-        thread.failed ??= err;
+        // 'error' and then 'exit' both come: taking it out of the turns twice changes nothing.
+        this.#running = this.#running.filter((t) => t !== thread);
         for (const p of thread.pending.values()) p.reject(err);
         thread.pending.clear();
       };
