@@ -25,14 +25,18 @@ const CRLF = Buffer.from('\r\n');
  * measured, the faster one the most: at c16 on 57 KB look-up answers, node:http's client spent
  * 435-437 us of CPU a request and fetch 1122-1127, this 163-199 (the history part's run of
  * 2026-11-25 13:43 UTC; bench/http-clients.ts measures the three in every such run); undici's
- * dispatch API spent 226-256 us in a test beside it, not in the bench. Loopback only; a connection closed by the server
- * is opened again for the next request.
+ * dispatch API spent 226-256 us in a test beside it, not in the bench. Loopback only; a
+ * connection closed by the server is opened again for the next request.
  */
 export class HttpConnection implements Connection {
   readonly #host: string;
   readonly #port: number;
   #socket: net.Socket | null = null;
   #chunks: Buffer[] = [];
+  /** Bytes received of the response being read. */
+  #have = 0;
+  /** The response's whole length once its head says it (Content-Length), else 0. */
+  #need = 0;
   #waiting: { resolve: (r: RawResponse) => void; reject: (e: Error) => void } | null = null;
 
   constructor(url: URL) {
@@ -66,6 +70,8 @@ export class HttpConnection implements Connection {
       if (this.#socket !== socket) return;
       this.#socket = null;
       this.#chunks = [];
+      this.#have = 0;
+      this.#need = 0;
       const waiting = this.#waiting;
       this.#waiting = null;
       waiting?.reject(err ?? new Error('the server closed the connection before answering'));
@@ -78,11 +84,20 @@ export class HttpConnection implements Connection {
 
   #received(chunk: Buffer): void {
     this.#chunks.push(chunk);
+    this.#have += chunk.length;
+    // A response whose length is known is put together and read once, when it is all here.
+    if (this.#have < this.#need) return;
     const data = this.#chunks.length === 1 ? chunk : Buffer.concat(this.#chunks);
     this.#chunks = [data];
     const parsed = parseResponse(data);
-    if (parsed === null) return; // not all of it yet
+    if (parsed === null) return; // not all of it yet (chunks)
+    if ('need' in parsed) {
+      this.#need = parsed.need;
+      return;
+    }
     this.#chunks = [];
+    this.#have = 0;
+    this.#need = 0;
     const waiting = this.#waiting;
     this.#waiting = null;
     if (parsed instanceof Error) {
@@ -95,8 +110,11 @@ export class HttpConnection implements Connection {
   }
 }
 
-/** A whole response at the start of `data`, null when more is needed, or why it cannot be read. */
-function parseResponse(data: Buffer): { response: RawResponse; close: boolean } | Error | null {
+/**
+ * A whole response at the start of `data`; when more is needed, the bytes the whole takes
+ * (Content-Length) or null (no head yet, or chunks); or why it cannot be read.
+ */
+function parseResponse(data: Buffer): { response: RawResponse; close: boolean } | { need: number } | Error | null {
   const headEnd = data.indexOf(HEAD_END);
   if (headEnd < 0) return null;
   const [statusLine, ...lines] = data.toString('latin1', 0, headEnd).split('\r\n');
@@ -112,7 +130,7 @@ function parseResponse(data: Buffer): { response: RawResponse; close: boolean } 
   const length = headers.get('content-length');
   if (length !== undefined) {
     const end = start + Number(length);
-    if (data.length < end) return null;
+    if (data.length < end) return { need: end };
     return { response: { status: Number(status[1]), headers, body: data.subarray(start, end) }, close };
   }
   if (headers.get('transfer-encoding')?.toLowerCase() !== 'chunked') return new Error('a response with neither Content-Length nor chunks');
