@@ -58,14 +58,13 @@ export interface Config {
   readonly lookupStores: boolean;
   /**
    * Threads that read look-up stores beside the web process's main thread
-   * (LOOKUP_STORE_THREADS, default 1; 0: the main thread reads every store). A look-up of more
-   * than 16 keys shares its reads with one: each side claims the next read not yet made.
+   * (LOOKUP_STORE_THREADS, default 1; 0: the main thread reads every store). A look-up that reads
+   * several files' stores (a week of an older drop) reads all but one of them there, meanwhile.
    */
   readonly lookupStoreThreads: number;
   /**
    * The main thread's event-loop utilisation (over about 50 ms) from which every look-up store
-   * read goes to the read threads, unless the loop was idle since the previous look-up
-   * (LOOKUP_STORE_SATURATION, default 0.9; 0: always, 1: never).
+   * read goes to the read threads (LOOKUP_STORE_SATURATION, default 0.9; 0: always, 1: never).
    */
   readonly lookupStoreSaturation: number;
   /** How often the API re-reads the pointer, besides watching it (POINTER_POLL_MS, default 1000). */

@@ -95,43 +95,23 @@ export class LookupStore {
    */
   lookup(placekeys: readonly string[], columns: readonly string[]): Map<string, StoredDocuments> {
     if (this.#closing) throw new Error(`look-up store ${this.file} is closed`);
-    const indexes = this.indexesOf(columns);
-    const found = new Map<string, StoredDocuments>();
-    for (const key of placekeys) {
-      if (found.has(key)) continue;
-      const docs = this.read(key, indexes);
-      if (docs !== undefined) found.set(key, docs);
-    }
-    return found;
-  }
-
-  /** The positions of `columns` in the store's records, for `read`. Every column must be one of the store's. */
-  indexesOf(columns: readonly string[]): number[] {
-    return columns.map((c) => {
+    const indexes = columns.map((c) => {
       const i = this.#index.get(c);
       if (i === undefined) throw new Error(`look-up store ${this.file} has no column ${c}`);
       return i;
     });
-  }
-
-  /**
-   * One key's documents of the columns at `indexes` (`indexesOf`), proved; undefined when the
-   * store proves it does not hold the key (or the key is not one a store can hold).
-   * @throws LookupStoreDamaged when the answer cannot be proved.
-   */
-  read(key: string, indexes: readonly number[]): StoredDocuments | undefined {
-    if (this.#closing) throw new Error(`look-up store ${this.file} is closed`);
-    if (!isStorableKey(key)) return undefined; // the build stores no other key
+    const found = new Map<string, StoredDocuments>();
     try {
-      const value = this.#places.getBinaryFast(key);
-      if (value === undefined) {
-        this.#proveAbsent(key);
-        return undefined;
+      for (const key of placekeys) {
+        if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
+        const value = this.#places.getBinaryFast(key);
+        if (value === undefined) this.#proveAbsent(key);
+        else found.set(key, readDocuments(this.file, value, key, crc32(key), this.columns.length, indexes));
       }
-      return readDocuments(this.file, value, key, crc32(key), this.columns.length, indexes);
     } catch (err) {
       throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(this.file, `lmdb failed a read: ${(err as Error).message}`);
     }
+    return found;
   }
 
   /** A miss is an answer only when the absence index proves it (shared/lookup-store-absence.ts). */

@@ -1,8 +1,7 @@
 import type { StoreDigest } from '../../shared/version-manifest.ts';
 import { LookupStore, type StoredDocuments } from './lookup-store.ts';
 import { MainThreadLoad } from './main-thread-load.ts';
-import type { ReadClaims } from './read-claims.ts';
-import { StoreReadThreads, type SharedFile, type SharedLookup } from './store-read-threads.ts';
+import { StoreReadThreads } from './store-read-threads.ts';
 import type { StoreReader } from './store-documents.ts';
 
 interface Held {
@@ -19,7 +18,7 @@ export class OpenStores implements StoreReader {
   readonly #held = new Map<string, Held>();
   readonly #threads: StoreReadThreads | null;
   readonly #load: MainThreadLoad;
-  /** Look-ups sent to the read threads, whole or shared, since the process started (placedata_lookup_store_thread_reads). */
+  /** Store reads sent to the read threads since the process started (placedata_lookup_store_thread_reads). */
   threadReads = 0;
 
   /**
@@ -73,21 +72,6 @@ export class OpenStores implements StoreReader {
   lookup(label: string, placekeys: readonly string[], columns: readonly string[]): Promise<Map<string, StoredDocuments>> {
     this.threadReads++;
     return this.#threads!.lookup(label, placekeys, columns);
-  }
-
-  /** A look-up whose reads a read thread shares with the caller (StoreReader.share). */
-  share(files: readonly SharedFile[], placekeys: readonly string[], claims: ReadClaims): SharedLookup | null {
-    const shared = this.#threads?.share(files, placekeys, claims) ?? null;
-    if (shared) this.threadReads++;
-    return shared;
-  }
-
-  take(shared: SharedLookup, spinMs: number): Promise<Map<number, StoredDocuments>> {
-    return this.#threads!.take(shared, spinMs);
-  }
-
-  forget(shared: SharedLookup): void {
-    this.#threads!.forget(shared);
   }
 
   /** Stops the read threads, once every version is closed. */
