@@ -28,7 +28,7 @@ type Mode = 'core' | 'weekly' | 'both';
 
 interface Options {
   pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string;
-  licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean;
+  licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean; historyLoadsOnly: boolean;
   rejects: { pois: number; bad: number; reps: number };
   executors: { pois: number; rounds: number };
 }
@@ -242,6 +242,14 @@ async function floor(port: number, o: Options) {
 
 async function main(o: Options): Promise<void> {
   await mkdir(o.work, { recursive: true });
+  if (o.historyLoadsOnly) {
+    // The history's hour of loads on their own (then --reuse-history measures it): nothing is
+    // measured, so bench/results.json and RESULTS.md are left as they are.
+    if (o.parts.join() !== 'history') throw new Error('--history-loads-only builds the history part\'s history only: pass --parts history');
+    const { chain, loads, loadsRun } = await licenceHistory(o, (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim());
+    log(`history: ${loads.length} loads into ${chain} (${loadsRun}); measure it with --parts history --reuse-history`);
+    return;
+  }
   // A run of some parts keeps the other parts' figures from the file, each part stamped with
   // the time it ran: every ratio is still between two figures of one part's run.
   const all = ALL_PARTS.every((p) => o.parts.includes(p));
@@ -419,12 +427,11 @@ async function timedRollback(dataDir: string, port: number, label: string): Prom
 }
 
 /**
- * A licence-shaped history (issue 17's targets): `licenceDrops` monthly drops of core and 4 weeks
- * for `licencePois` POIs, loaded one after another into one data folder, each also loaded alone
- * into an empty one (same run); then look-ups of a week of the oldest drop and of the newest, and a
- * rollback from the newest version to the one before and back.
+ * The licence-shaped history the history part measures: built here (each drop loaded into one
+ * data folder, and alone into an empty one where --licence-alone asks), its loads' figures
+ * recorded beside it; or, with --reuse-history, the one an earlier run built and recorded.
  */
-async function historyPart(o: Options, commit: string): Promise<Record<string, unknown>> {
+async function licenceHistory(o: Options, commit: string): Promise<{ chain: string; loads: Record<string, unknown>[]; loadsRun: string }> {
   const chain = path.join(o.work, `data-licence-${o.licencePois}`);
   const alone = path.join(o.work, 'data-licence-alone');
   // The loads' figures, kept beside the history they built: --reuse-history measures the
@@ -454,6 +461,17 @@ async function historyPart(o: Options, commit: string): Promise<Record<string, u
     }
     await writeFile(record, JSON.stringify({ loads, loads_run: loadsRun }) + '\n');
   }
+  return { chain, loads, loadsRun };
+}
+
+/**
+ * A licence-shaped history (issue 17's targets): `licenceDrops` monthly drops of core and 4 weeks
+ * for `licencePois` POIs, loaded one after another into one data folder, each also loaded alone
+ * into an empty one (same run); then look-ups of a week of the oldest drop and of the newest, and a
+ * rollback from the newest version to the one before and back.
+ */
+async function historyPart(o: Options, commit: string): Promise<Record<string, unknown>> {
+  const { chain, loads, loadsRun } = await licenceHistory(o, commit);
   const folderBytes = await diskBytes(chain);
   const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
   const labels = listed.versions.map((v) => v.label);
@@ -744,11 +762,12 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--licence-alone <list>', 'history part: which drops (1-based) are also loaded alone, to compare, or all', 'all')
   .option('--reuse-history', 'history part: measure the look-ups on the history an earlier run built (and its loads\' figures), if there is one')
+  .option('--history-loads-only', 'history part: build the history and record its loads\' figures, then stop (measure it later with --reuse-history; results.json is left as it is)')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
   .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
   .action(async (x) => x.render ? writeFile('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
-    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
 await cli.parseAsync(process.argv);
