@@ -431,7 +431,7 @@ async function timedRollback(dataDir: string, port: number, label: string): Prom
  * data folder, and alone into an empty one where --licence-alone asks), its loads' figures
  * recorded beside it; or, with --reuse-history, the one an earlier run built and recorded.
  */
-async function licenceHistory(o: Options, commit: string): Promise<{ chain: string; loads: Record<string, unknown>[]; loadsRun: string }> {
+async function licenceHistory(o: Options, commit: string): Promise<{ chain: string; loads: Record<string, unknown>[]; loadsRun: string; folderBytes: number }> {
   const chain = path.join(o.work, `data-licence-${o.licencePois}`);
   const alone = path.join(o.work, 'data-licence-alone');
   // The loads' figures, kept beside the history they built: --reuse-history measures the
@@ -439,8 +439,11 @@ async function licenceHistory(o: Options, commit: string): Promise<{ chain: stri
   const record = path.join(o.work, `data-licence-${o.licencePois}.loads.json`);
   let loads: Record<string, unknown>[] = [];
   let loadsRun: string;
+  // The folder's size when its loads ended, beside their figures (what each load added alone is
+  // compared with it); a record written before it was kept has the folder measured now.
+  let folderBytes: number | undefined;
   if (o.reuseHistory && existsSync(record) && existsSync(chain)) {
-    ({ loads, loads_run: loadsRun } = JSON.parse(await readFile(record, 'utf8')) as { loads: Record<string, unknown>[]; loads_run: string });
+    ({ loads, loads_run: loadsRun, folder_bytes: folderBytes } = JSON.parse(await readFile(record, 'utf8')) as { loads: Record<string, unknown>[]; loads_run: string; folder_bytes?: number });
     if (loads.length !== o.licenceDrops) throw new Error(`${record} holds ${loads.length} loads, not ${o.licenceDrops}`);
     log(`history: reusing ${chain}, loaded ${loadsRun}`);
   } else {
@@ -459,9 +462,10 @@ async function licenceHistory(o: Options, commit: string): Promise<{ chain: stri
       log(`licence drop ${m + 1}: on ${4 * m} weeks ${chained.seconds} s (+${chained.bytes_added} bytes, peak ${chained.rss_mb} MB)${single ? `; alone ${single.seconds} s (+${single.bytes_added} bytes)` : ''}`);
       loads.push({ drop: m + 1, weeks_held_before: 4 * m, chained, alone: single });
     }
-    await writeFile(record, JSON.stringify({ loads, loads_run: loadsRun }) + '\n');
+    folderBytes = await diskBytes(chain);
+    await writeFile(record, JSON.stringify({ loads, loads_run: loadsRun, folder_bytes: folderBytes }) + '\n');
   }
-  return { chain, loads, loadsRun };
+  return { chain, loads, loadsRun, folderBytes: folderBytes ?? await diskBytes(chain) };
 }
 
 /**
@@ -471,8 +475,7 @@ async function licenceHistory(o: Options, commit: string): Promise<{ chain: stri
  * rollback from the newest version to the one before and back.
  */
 async function historyPart(o: Options, commit: string): Promise<Record<string, unknown>> {
-  const { chain, loads, loadsRun } = await licenceHistory(o, commit);
-  const folderBytes = await diskBytes(chain);
+  const { chain, loads, loadsRun, folderBytes } = await licenceHistory(o, commit);
   const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
   const labels = listed.versions.map((v) => v.label);
   const port = 4304;
