@@ -1,17 +1,17 @@
-/** The shapes /v1/status and version_diff return for quality (shared/quality-profile.ts, shared/diff/version-diff-types.ts), as the pages read them. */
+/**
+ * The shapes /v1/status and version_diff return for quality, as the pages read them: the
+ * server's own types (shared/quality-profile.ts, shared/held-state.ts,
+ * shared/diff/version-diff-types.ts), imported for their types only, so a field renamed there
+ * fails `tsc -p web` here instead of showing blank on the page.
+ */
+import type { QualityProfile } from '../shared/quality-profile.ts';
+import type { HeldState } from '../shared/held-state.ts';
+import type { ProfileDelta, VersionDiff as WholeDiff } from '../shared/diff/version-diff-types.ts';
 
-export interface ValueCount { readonly value: string | null; readonly rows: number }
-export interface ColumnProfile { readonly name: string; readonly nulls: number; readonly distinct: number | null }
-export interface PeriodProfile { readonly period: string; readonly file: string; readonly pois: number; readonly visits: number }
+export type { QualityProfile, HeldState };
+export type { Page as DiffPage, PoiExample as DiffPoi, ChangedPoi as DiffChanged } from '../shared/diff/version-diff-types.ts';
 
-export interface QualityProfile {
-  readonly core: { readonly file: string; readonly rows: number; readonly regions: readonly ValueCount[]; readonly top_categories: readonly ValueCount[]; readonly columns: readonly ColumnProfile[] } | null;
-  readonly weeks: readonly PeriodProfile[];
-  readonly months: readonly PeriodProfile[];
-}
-
-export interface HeldState { readonly at: string; readonly compared_with: string | null; readonly reasons: readonly { readonly guard: string; readonly message: string }[] }
-
+/** An entry of /v1/status's `quality` (api/versions/version-catalog.ts VersionQuality), without the facts (`info`) the page does not read. */
 export interface VersionQuality {
   readonly label: string;
   readonly release_month: string;
@@ -20,28 +20,8 @@ export interface VersionQuality {
   readonly base: string | null;
 }
 
-export interface DiffPoi { readonly placekey: string; readonly location_name: string | null; readonly region: string | null; readonly top_category: string | null }
-export interface DiffPage<T> { readonly items: readonly T[]; readonly next: string | null }
-export interface DiffChanged { readonly placekey: string; readonly changes: readonly { readonly field: string; readonly before: string | null; readonly after: string | null }[] }
-export interface CountDelta { readonly before: number | null; readonly after: number | null }
-
-export interface VersionDiff {
-  readonly from: string;
-  readonly to: string;
-  readonly pois: {
-    readonly same_core_file: boolean; readonly added: number; readonly removed: number; readonly changed: number;
-    readonly added_by_region: readonly { value: string | null; pois: number }[]; readonly added_by_category: readonly { value: string | null; pois: number }[];
-    readonly removed_by_region: readonly { value: string | null; pois: number }[]; readonly removed_by_category: readonly { value: string | null; pois: number }[];
-    readonly changed_by_field: readonly { field: string; pois: number }[];
-    readonly added_examples: DiffPage<DiffPoi>; readonly removed_examples: DiffPage<DiffPoi>; readonly changed_examples: DiffPage<DiffChanged>;
-  };
-  readonly weeks: { readonly added: readonly string[]; readonly replaced: readonly string[]; readonly carried: readonly string[]; readonly removed: readonly string[] };
-  readonly profile: {
-    readonly core_rows: CountDelta;
-    readonly null_shares: readonly { column: string; before: number | null; after: number | null }[];
-    readonly weeks: readonly { period: string; pois: CountDelta; visits: CountDelta }[];
-  };
-}
+/** What VERSION_DIFF_QUERY selects of a version diff: all of it but the months and the profile's regions and categories. */
+export type VersionDiff = Omit<WholeDiff, 'months' | 'profile'> & { readonly profile: Omit<ProfileDelta, 'regions' | 'top_categories'> };
 
 /** The GraphQL document the status page's diff view sends (every field it shows). */
 export const VERSION_DIFF_QUERY = `query VersionDiff($from: String!, $to: String!, $first: Int, $added_after: String, $removed_after: String, $changed_after: String) {
