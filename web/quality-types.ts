@@ -1,24 +1,16 @@
 /**
  * The shapes /v1/status and version_diff return for quality, as the pages read them: the
- * server's own types (shared/quality-profile.ts, shared/held-state.ts,
+ * server's own types (shared/version-quality.ts, shared/quality-profile.ts, shared/held-state.ts,
  * shared/diff/version-diff-types.ts), imported for their types only, so a field renamed there
  * fails `tsc -p web` here instead of showing blank on the page.
  */
 import type { QualityProfile } from '../shared/quality-profile.ts';
 import type { HeldState } from '../shared/held-state.ts';
+import type { VersionQuality } from '../shared/version-quality.ts';
 import type { ProfileDelta, VersionDiff as WholeDiff } from '../shared/diff/version-diff-types.ts';
 
-export type { QualityProfile, HeldState };
+export type { QualityProfile, HeldState, VersionQuality };
 export type { Page as DiffPage, PoiExample as DiffPoi, ChangedPoi as DiffChanged } from '../shared/diff/version-diff-types.ts';
-
-/** An entry of /v1/status's `quality` (api/versions/version-catalog.ts VersionQuality), without the facts (`info`) the page does not read. */
-export interface VersionQuality {
-  readonly label: string;
-  readonly release_month: string;
-  readonly profile: QualityProfile | null;
-  readonly held: HeldState | null;
-  readonly base: string | null;
-}
 
 /** What VERSION_DIFF_QUERY selects of a version diff: all of it but the months and the profile's regions and categories. */
 export type VersionDiff = Omit<WholeDiff, 'months' | 'profile'> & { readonly profile: Omit<ProfileDelta, 'regions' | 'top_categories'> };

@@ -7,7 +7,7 @@ import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
-import type { DatasetVersion, VersionCatalog, VersionQuality, VersionStorage } from '../versions/version-catalog.ts';
+import type { DatasetVersion, VersionCatalog, VersionQualityFacts, VersionStorage } from '../versions/version-catalog.ts';
 import type { RefusedVersion, ServedVersions } from '../lookup/served-versions.ts';
 import { requestState } from '../http/request-state.ts';
 
@@ -37,7 +37,7 @@ export interface StatusBody {
    * Every stored version, held ones included (they are not in `versions`: never served), oldest
    * first: its quality profile, and for a held one why it is held.
    */
-  readonly quality: readonly VersionQuality[];
+  readonly quality: readonly VersionQualityFacts[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJobView[] };
 }
 

@@ -4,8 +4,7 @@ import type { VersionFileStore } from '../../shared/version-file-store.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
 import { READABLE_SCHEMAS } from '../../shared/version-schema.ts';
-import type { QualityProfile } from '../../shared/quality-profile.ts';
-import type { HeldState } from '../../shared/held-state.ts';
+import type { VersionQuality } from '../../shared/version-quality.ts';
 
 /**
  * What `dataset_versions` says of one retained version file. With a version store, the facts
@@ -36,13 +35,8 @@ export interface DatasetVersion {
 
 type Info = Omit<DatasetVersion, 'label'>;
 
-/** A stored version's profile and hold, for the status page. */
-export interface VersionQuality {
-  readonly label: string;
-  readonly release_month: string;
-  readonly profile: QualityProfile | null;
-  readonly held: HeldState | null;
-  readonly base: string | null;
+/** A stored version's profile and hold, for the status page, with its facts (null when its record has none). */
+export interface VersionQualityFacts extends VersionQuality {
   readonly info: VersionInfo | null;
 }
 
@@ -138,9 +132,9 @@ export class VersionCatalog {
    * Every stored version's quality profile and, for held ones, why they are held, from the
    * store's records (held versions included; the status page shows them).
    */
-  async quality(): Promise<Map<string, VersionQuality>> {
+  async quality(): Promise<Map<string, VersionQualityFacts>> {
     try {
-      const out = new Map<string, VersionQuality>();
+      const out = new Map<string, VersionQualityFacts>();
       for (const v of await this.#store.list()) {
         const record = await this.#store.record(v.label);
         if (record) out.set(v.label, { label: v.label, release_month: v.releaseMonth, profile: record.profile ?? null, held: record.held ?? null, base: record.base, info: record.info ?? null });
