@@ -242,18 +242,18 @@ async function floor(port: number, o: Options) {
 
 async function main(o: Options): Promise<void> {
   await mkdir(o.work, { recursive: true });
+  const commit = (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim();
   if (o.historyLoadsOnly) {
     // The history's hour of loads on their own (then --reuse-history measures it): nothing is
     // measured, so bench/results.json and RESULTS.md are left as they are.
     if (o.parts.join() !== 'history') throw new Error('--history-loads-only builds the history part\'s history only: pass --parts history');
-    const { chain, loads, loadsRun } = await licenceHistory(o, (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim());
+    const { chain, loads, loadsRun } = await licenceHistory(o, commit);
     log(`history: ${loads.length} loads into ${chain} (${loadsRun}); measure it with --parts history --reuse-history`);
     return;
   }
   // A run of some parts keeps the other parts' figures from the file, each part stamped with
   // the time it ran: every ratio is still between two figures of one part's run.
   const all = ALL_PARTS.every((p) => o.parts.includes(p));
-  const commit = (await run('git', ['rev-parse', '--short', 'HEAD'])).stdout.trim();
   const previous = !all && existsSync('bench/results.json') ? JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown> : {};
   const results: Record<string, unknown> = {
     ...previous,
