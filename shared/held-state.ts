@@ -26,3 +26,13 @@ export function parseHeld(value: unknown): HeldState | null {
   if (reasons.length !== v['reasons'].length) return unreadable;
   return { at: v['at'], compared_with: v['compared_with'] as string | null, reasons };
 }
+
+/**
+ * The guards of a hold, each once with how often it fired (`category_vanished x26`), in the
+ * order first seen: a month that lost 26 categories is one reason, not 26 lines.
+ */
+export function groupedGuards(reasons: readonly HeldReason[]): string[] {
+  const counts = new Map<string, number>();
+  for (const r of reasons) counts.set(r.guard, (counts.get(r.guard) ?? 0) + 1);
+  return [...counts].map(([guard, n]) => (n === 1 ? guard : `${guard} x${n}`));
+}

@@ -1,6 +1,6 @@
 import type { HeldReason } from './held-state.ts';
 import path from 'node:path';
-import { Queue, type Job } from 'bullmq';
+import { Queue, type Job, type QueueGetters } from 'bullmq';
 import { redisConnection } from './redis-connection.ts';
 
 /**
@@ -41,6 +41,16 @@ export interface LoadJobReaderOptions {
 }
 
 const STATES = ['active', 'waiting', 'delayed', 'prioritized', 'waiting-children', 'completed', 'failed'] as const;
+
+/**
+ * The newest `limit` jobs of every state, newest first (by enqueue time). BullMQ's `getJobs`
+ * applies its range to each state on its own (up to `limit` of each), so the newest of those are
+ * taken here: `placedata jobs --limit 1` once printed two.
+ */
+export async function newestJobs<J extends Job>(queue: QueueGetters<J>, limit: number): Promise<J[]> {
+  const jobs = (await queue.getJobs([...STATES], 0, limit - 1, false)).filter((j): j is J => Boolean(j));
+  return jobs.sort((a, b) => b.timestamp - a.timestamp).slice(0, limit);
+}
 
 /**
  * `text` with every absolute path cut to its last part (`drop path not found: /srv/drops/x` ->
@@ -132,10 +142,7 @@ export class LoadJobReader {
     try {
       return await Promise.race([(async () => {
         await queue.waitUntilReady();
-        // Each state's newest jobs, then the newest of those overall.
-        const jobs = (await queue.getJobs([...STATES], 0, limit - 1, false)).filter((j): j is Job => Boolean(j));
-        jobs.sort((a, b) => b.timestamp - a.timestamp);
-        return Promise.all(jobs.slice(0, limit).map(view));
+        return Promise.all((await newestJobs(queue, limit)).map(view));
       })(), timeout]);
     } finally {
       clearTimeout(timer);

@@ -1,7 +1,7 @@
 import { diffVersions, MAX_DIFF_PAGE } from '../../shared/diff/diff-versions.ts';
 import type { VersionDiff } from '../../shared/diff/version-diff-types.ts';
 import { discardHeld, publishHeld } from '../../shared/publish-held.ts';
-import type { HeldReason } from '../../shared/held-state.ts';
+import { groupedGuards, type HeldReason } from '../../shared/held-state.ts';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -27,6 +27,7 @@ import { identifyDrop } from '../drop/drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJobData, type LoadJobResult } from '../queue/load-queue.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { waitForJob } from './wait-for-job.ts';
+import { newestJobs } from '../../shared/load-job-reader.ts';
 import { InboxScanner } from '../queue/inbox-watch.ts';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -324,18 +325,21 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
     .action(async (opts: { json?: boolean; limit: number }) => {
       const c = config();
       const rows = await withQueue(c, async (q) => {
-        const jobs = await q.getJobs(['active', 'waiting', 'delayed', 'completed', 'failed'], 0, opts.limit - 1, false);
-        return Promise.all(jobs.map(async (j) => ({
+        return Promise.all((await newestJobs(q, opts.limit)).map(async (j) => ({
           id: j.id, state: await j.getState(), progress: j.progress, attempts: j.attemptsMade,
           enqueued_at: new Date(j.timestamp).toISOString(),
           duration_ms: j.finishedOn && j.processedOn ? j.finishedOn - j.processedOn : null,
-          result: j.returnvalue ? j.returnvalue.label : null, reason: j.failedReason ? j.failedReason.split('\n')[0] : null,
+          result: j.returnvalue ? j.returnvalue.label : null,
+          // A load the publish guards held built its version without serving it: say so and why.
+          held: j.returnvalue?.held?.length ? groupedGuards(j.returnvalue.held) : null,
+          reason: j.failedReason ? j.failedReason.split('\n')[0] : null,
         })));
       });
       if (opts.json) return out(JSON.stringify(rows));
       for (const r of rows) {
         const pct = typeof r.progress === 'object' && r.progress !== null ? ` ${(r.progress as { percent?: number }).percent ?? 0}%` : '';
-        out(`${r.id}  ${r.state}${pct}  attempts ${r.attempts}  enqueued ${r.enqueued_at}${r.duration_ms !== null ? `  ${r.duration_ms} ms` : ''}${r.result ? `  -> ${r.result}` : ''}${r.reason ? `  ${r.reason}` : ''}`);
+        const held = r.held ? `  HELD (${r.held.join(', ')}; placedata publish or discard ${r.result})` : '';
+        out(`${r.id}  ${r.state}${pct}  attempts ${r.attempts}  enqueued ${r.enqueued_at}${r.duration_ms !== null ? `  ${r.duration_ms} ms` : ''}${r.result ? `  -> ${r.result}` : ''}${held}${r.reason ? `  ${r.reason}` : ''}`);
       }
       if (rows.length === 0) out('no jobs');
     });

@@ -11,6 +11,8 @@ import { testConfig } from '../helpers/test-config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_HEADER, coreRow, KEYS, writeCsv } from '../helpers/write-csv.ts';
 import { removeQueue } from '../helpers/remove-queue.ts';
+import { Queue } from 'bullmq';
+import { redisConnection } from '../../shared/redis-connection.ts';
 
 describe('the placedata CLI, as an operator runs it', () => {
   let dir: string;
@@ -252,7 +254,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       expect(first.job_id).to.match(/^drop-[0-9a-f]{40}$/);
       expect(await placedata(['enqueue', drop, '--json'], qenv)).to.deep.equal({ code: 0, stdout: JSON.stringify({ job_id: first.job_id, created: false }) + '\n', stderr: '' });
       const jobs = JSON.parse((await placedata(['jobs', '--json'], qenv)).stdout) as { enqueued_at: string }[];
-      expect(jobs).to.deep.equal([{ id: first.job_id, state: 'waiting', progress: 0, attempts: 0, enqueued_at: jobs[0]!.enqueued_at, duration_ms: null, result: null, reason: null }]);
+      expect(jobs).to.deep.equal([{ id: first.job_id, state: 'waiting', progress: 0, attempts: 0, enqueued_at: jobs[0]!.enqueued_at, duration_ms: null, result: null, held: null, reason: null }]);
       const inbox = path.join(dir, 'inbox');
       await mkdir(path.join(inbox, '2022-05'), { recursive: true });
       await writeCsv(path.join(inbox, '2022-05', 'core.csv'), CORE_HEADER, [coreRow(KEYS[1]!, 'From the inbox')]);
@@ -260,6 +262,19 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       const line = JSON.parse(watched.stdout) as { job_id: string };
       expect([watched.code, watched.stderr, watched.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
       expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05') });
+      // --limit counts jobs of every state together: a job in another state (delayed, as a retry
+      // waits) once made `jobs --limit 2` print three (BullMQ's range applies to each state).
+      const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
+      try {
+        await new Promise((r) => setTimeout(r, 5));
+        await q.add('load', { inputs: [], month: null }, { jobId: 'a-retry', delay: 600_000 });
+      } finally {
+        await q.close();
+      }
+      const limited = JSON.parse((await placedata(['jobs', '--limit', '2', '--json'], qenv)).stdout) as { id: string; state: string }[];
+      expect(limited.map((j) => [j.id, j.state])).to.deep.equal([['a-retry', 'delayed'], [line.job_id, 'waiting']]);
+      const one = await placedata(['jobs', '--limit', '1'], qenv);
+      expect([one.code, one.stderr, one.stdout.split('\n').length, one.stdout.startsWith('a-retry  delayed')]).to.deep.equal([0, '', 2, true]);
     } finally {
       await removeQueue(queue);
     }

@@ -51,6 +51,11 @@ describe('the worker holds a breaching load: its job completes with the hold rec
     } finally {
       await q.close();
     }
+    // `jobs` marks the held load, its guards grouped, and says what to do with it.
+    const held = JSON.parse((await placedata(['jobs', '--limit', '1', '--json'], env)).stdout) as { id: string; result: string; held: string[] | null }[];
+    expect(held.map((j) => [j.id, j.held])).to.deep.equal([[jobId, ['poi_drop']]]);
+    const line = (await placedata(['jobs', '--limit', '1'], env)).stdout;
+    expect(line).to.include(`  -> ${held[0]!.result}  HELD (poi_drop; placedata publish or discard ${held[0]!.result})`);
     const versions = JSON.parse((await placedata(['versions', '--json'], env)).stdout).versions;
     expect(versions.map((v: { label: string; current: boolean; held: { reasons: unknown } | null }) => [v.label === base, v.current, v.held?.reasons ?? null]))
       .to.deep.equal([[true, true, null], [false, false, reasons]]);
