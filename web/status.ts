@@ -4,6 +4,7 @@ import { diffFromHash, diffView } from './diff-view.ts';
 import { qualitySection } from './quality-section.ts';
 import { forgetKey } from './browser-key.ts';
 import { keyGate, navBar } from './key-gate.ts';
+import { groupedGuards } from '../shared/held-state.ts';
 
 /** How often the page asks again: loads in progress move their bars this often. */
 const POLL_MS = 1500;
@@ -72,7 +73,7 @@ function jobItem(j: LoadJob): HTMLElement {
   }
   if (j.result) {
     const removed = j.result.removed_versions.length ? `; retention removed ${j.result.removed_versions.join(', ')}` : '';
-    const held = j.result.held?.length ? ` HELD by the publish guards (${j.result.held.map((h) => h.guard).join(', ')})` : '';
+    const held = j.result.held?.length ? ` HELD by the publish guards (${groupedGuards(j.result.held).join(', ')})` : '';
     item.append(el('div', { class: 'job-result' }, `→ ${j.result.label}${j.result.already_loaded ? ' (already loaded before)' : ''}${held}${removed}`));
     item.append(report(j.id, 'Load report', j.result.summary, 'report', false));
   }
