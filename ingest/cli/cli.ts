@@ -420,7 +420,23 @@ function program(config: () => Config, io: Io): Command {
   addDiffCommand(cli, config, io);
   addQueueCommands(cli, config, io);
   addKeyCommands(cli, config, io);
+  addExportPointer(cli);
   return cli;
+}
+
+/** Where bulk export lives: the API streams it from the version it serves, so there is one export path, not two. */
+const EXPORT_POINTER = 'bulk export is served by the API, from the version it serves: GET /v1/export/weekly_patterns?date=YYYY-MM-DD, '
+  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson] '
+  + '(docs/api.md, Bulk export)';
+
+function addExportPointer(cli: Command): void {
+  cli.command('export').summary('where bulk export lives (the API\'s /v1/export endpoints)')
+    .description(`Not a command of its own: ${EXPORT_POINTER}.`)
+    .allowUnknownOption().allowExcessArguments()
+    .addHelpText('after', examples("curl -sf -H \"apikey: $KEY\" 'localhost:3000/v1/export/weekly_patterns?date=2022-03-21' -o week.csv"))
+    .action(() => {
+      throw new AppError(ErrorCodes.BAD_REQUEST, EXPORT_POINTER);
+    });
 }
 
 /**

@@ -107,6 +107,10 @@ describe('the placedata CLI, as an operator runs it', () => {
   });
 });
 
+const EXPORT_POINTER = 'bulk export is served by the API, from the version it serves: GET /v1/export/weekly_patterns?date=YYYY-MM-DD, '
+  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson] '
+  + '(docs/api.md, Bulk export)';
+
 describe('the placedata CLI\'s help, exit codes and --json output', () => {
   let dir: string;
   let env: Record<string, string>;
@@ -154,6 +158,11 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       '',
     ].join('\n'));
     expect(await placedata(['--version'], env)).to.deep.equal({ code: 0, stdout: '0.1.0\n', stderr: '' });
+    // Export is the API's: `export` is listed, and its help and its refusal say where it lives.
+    expect(top.stdout.replace(/\s+/g, ' ')).to.contain(" export where bulk export lives (the API's /v1/export endpoints) ");
+    const exportHelp = await placedata(['export', '--help'], env);
+    expect([exportHelp.code, exportHelp.stderr]).to.deep.equal([0, '']);
+    expect(exportHelp.stdout.replace(/\s+/g, ' ')).to.contain(`Not a command of its own: ${EXPORT_POINTER}.`);
   });
 
   it('exits 2 for usage errors, bad input and bad configuration; 1 for failures at run time', async () => {
@@ -165,6 +174,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       [['jobs', '--limit', '0'], {}, 2, `error: option '--limit <n>' argument '0' is invalid. It must be an integer from 1 to 1000.\n${hint}`],
       [['demo', '--out', dir, '--pois', 'many'], {}, 2, `error: option '--pois <n>' argument 'many' is invalid. It must be an integer from 1 to 2000000.\n${hint}`],
       [['rollback'], {}, 2, 'error BAD_REQUEST: name a version label, or pass --previous\n'],
+      [['export', 'weekly_patterns', '--date', '2022-03-21'], {}, 2, `error BAD_REQUEST: ${EXPORT_POINTER}\n`],
       [['rollback', '--previous'], {}, 2, 'error VERSION_NOT_FOUND: no version was built before the current one\n'],
       [['keys', 'create', 'no spaces'], {}, 2, 'error BAD_REQUEST: key name must be 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit\n'],
       [['versions'], { PORT: 'x' }, 2, 'error CONFIG_INVALID: PORT must be an integer from 0 to 65535; got "x"\n'],
