@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
 import type { S3StoreSettings } from './s3-version-store.ts';
@@ -95,7 +97,10 @@ export interface Config {
   readonly logLevel: string;
   /** Redis for the load queue and the shared rate-limit counters (REDIS_URL, default redis://127.0.0.1:6379). */
   readonly redisUrl: string;
-  /** BullMQ queue name for loads (LOAD_QUEUE, default placedata-loads). */
+  /**
+   * BullMQ queue name for loads (LOAD_QUEUE; default `placedata-loads-<site>`, the site being the
+   * version store, or this host's DATA_DIR: see defaultLoadQueue).
+   */
   readonly loadQueue: string;
   /** Versions kept; the current one, the one built before it and the one served until the last publish are never deleted (RETAIN_VERSIONS, default 5). */
   readonly retainVersions: number;
@@ -224,6 +229,18 @@ function versionStoreVar(env: Env, cwd: string, dataDir: string): VersionStoreSe
   return { kind: 'directory', dir };
 }
 
+/**
+ * The load queue of one site: `placedata-loads-` and 12 hex digits of the site's identity, the
+ * shared version store where there is one (every machine of the site loads into it), else this
+ * host's DATA_DIR. Two copies of the service on one Redis (a demo and a real folder, two teams)
+ * then never take each other's loads, which a shared default name let them do.
+ */
+export function defaultLoadQueue(store: VersionStoreSetting | null, dataDir: string, host: string): string {
+  const site = store === null ? `dir:${host}:${dataDir}`
+    : store.kind === 'directory' ? `store:${store.dir}` : `s3:${store.endpoint ?? ''}/${store.bucket}/${store.prefix}`;
+  return `placedata-loads-${createHash('sha256').update(site).digest('hex').slice(0, 12)}`;
+}
+
 /** Browser origins: scheme, host and port only (`https://app.example.com:8443`), as the Origin header carries them. */
 function originsVar(env: Env, name: string): readonly string[] {
   const origins = listVar(env, name);
@@ -247,6 +264,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const logLevel = env['LOG_LEVEL'] || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw invalid('LOG_LEVEL', logLevel, `one of ${LOG_LEVELS.join(', ')}`);
   const threads = env['DUCKDB_THREADS'];
+  const versionStore = versionStoreVar(env, cwd, dataDir);
   return Object.freeze({
     port: intVar(env, 'PORT', 3000, 0, 65535),
     host: env['HOST'] || '0.0.0.0',
@@ -280,7 +298,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
     logLevel,
     redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
-    loadQueue: nameVar(env, 'LOAD_QUEUE', 'placedata-loads'),
+    loadQueue: nameVar(env, 'LOAD_QUEUE', defaultLoadQueue(versionStore, dataDir, hostname())),
     retainVersions: intVar(env, 'RETAIN_VERSIONS', 5, 2, 10_000),
     publishGuards: boolVar(env, 'PUBLISH_GUARDS', true) ? {
       maxPoiDrop: shareVar(env, 'GUARD_MAX_POI_DROP', DEFAULT_GUARDS.maxPoiDrop),
@@ -293,7 +311,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     workerMaxStalls: intVar(env, 'WORKER_MAX_STALLS', 10, 0, 1000),
     metricsToken: tokenVar(env, 'METRICS_TOKEN'),
     workerMetricsPort: intVar(env, 'WORKER_METRICS_PORT', 0, 0, 65535) || null,
-    versionStore: versionStoreVar(env, cwd, dataDir),
+    versionStore,
     redisPrefix: nameVar(env, 'REDIS_PREFIX', 'placedata'),
     cacheGraceSeconds: intVar(env, 'CACHE_GRACE_SECONDS', 600, 0, 30 * 86_400),
     stageTimeoutSeconds: intVar(env, 'STAGE_TIMEOUT_SECONDS', 300, 0, 86_400),

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { loadConfig } from '../../shared/config.ts';
+import { createHash } from 'node:crypto';
+import { hostname } from 'node:os';
+import { defaultLoadQueue, loadConfig } from '../../shared/config.ts';
 
 describe('loadConfig', () => {
   it('fills defaults and resolves folders against the working directory', () => {
@@ -88,5 +90,19 @@ describe('loadConfig', () => {
       [{ PERSISTED_QUERY_CACHE_BYTES: '-5' }, 'PERSISTED_QUERY_CACHE_BYTES must be an integer from 0 to 1073741824; got "-5"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
+  });
+});
+
+describe('the default load queue: one per site, so two copies on one Redis never share it by accident', () => {
+  it('names the queue after the version store, else this host\'s DATA_DIR; LOAD_QUEUE overrides', () => {
+    const sha = (site: string) => `placedata-loads-${createHash('sha256').update(site).digest('hex').slice(0, 12)}`;
+    expect(loadConfig({}, '/srv/app').loadQueue).to.equal(sha(`dir:${hostname()}:/srv/app/datasets`));
+    expect(loadConfig({ DATA_DIR: '/srv/demo' }).loadQueue).to.equal(sha(`dir:${hostname()}:/srv/demo`));
+    // Every machine of a shared store loads into the same site, whatever its local cache folder.
+    expect([loadConfig({ VERSION_STORE: '/mnt/store', DATA_DIR: '/a' }).loadQueue, loadConfig({ VERSION_STORE: '/mnt/store', DATA_DIR: '/b' }).loadQueue])
+      .to.deep.equal([sha('store:/mnt/store'), sha('store:/mnt/store')]);
+    expect(loadConfig({ VERSION_STORE: 's3://bucket/prefix' }).loadQueue).to.equal(sha('s3:/bucket/prefix'));
+    expect(defaultLoadQueue(null, '/x', 'host-a')).to.not.equal(defaultLoadQueue(null, '/x', 'host-b'));
+    expect(loadConfig({ LOAD_QUEUE: 'mine' }).loadQueue).to.equal('mine');
   });
 });
