@@ -33,6 +33,9 @@ import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { once } from 'node:events';
 
+/** An inbox folder named for a release month: `2021-07`. */
+const MONTH_FOLDER_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
+
 /** Exit codes: 0 done, 1 failed (runtime or internal), 2 refused (bad input, bad drop, usage). */
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
@@ -348,16 +351,21 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
     .argument('<inbox>', 'folder whose sub-folders are drops')
     .option('--interval <ms>', 'scan interval', integer(100, 86_400_000), 5000)
     .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')
+    .option('--month <YYYY-MM>', 'release month of every drop found (default: a drop folder named YYYY-MM is that month, else from the data)')
     .option('--json', 'print one JSON object per enqueued drop')
-    .addHelpText('after', examples('placedata watch /drops/inbox', 'placedata watch /drops/inbox --once --json'))
-    .action(async (inbox: string, opts: { interval: number; once?: boolean; json?: boolean }) => {
+    .addHelpText('after', examples('placedata watch /drops/inbox', 'placedata watch /drops/inbox --once --json', 'placedata watch /drops/inbox --month 2022-04 --once'))
+    .action(async (inbox: string, opts: { interval: number; once?: boolean; month?: string; json?: boolean }) => {
+      if (opts.month !== undefined) assertReleaseMonth(opts.month);
       const c = config();
       const scanner = new InboxScanner(path.resolve(inbox));
       await withQueue(c, async (q) => {
         const onDrop = async (dir: string) => {
-          const identity = await identifyDrop([dir], null);
-          const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month: null, dropId: identity.id, files: identity.files });
-          out(opts.json ? JSON.stringify({ job_id: job.id, created, dir }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
+          // A folder named for its month (inbox/2021-07) says its release month: a places-only drop
+          // has no week to take it from, and the build month would label it wrongly.
+          const month = opts.month ?? (MONTH_FOLDER_RE.test(path.basename(dir)) ? path.basename(dir) : null);
+          const identity = await identifyDrop([dir], month);
+          const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files });
+          out(opts.json ? JSON.stringify({ job_id: job.id, created, dir, month }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}${month ? ` (release month ${month})` : ''}`);
         };
         for (let scans = 1; ; scans++) {
           await scanner.scan(onDrop);

@@ -271,7 +271,8 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       const watched = await placedata(['watch', inbox, '--once', '--json'], qenv);
       const line = JSON.parse(watched.stdout) as { job_id: string };
       expect([watched.code, watched.stderr, watched.stdout.split('\n').length]).to.deep.equal([0, '', 2]);
-      expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05') });
+      // The folder's name is its release month (a places-only drop has no week to take it from).
+      expect(line).to.deep.equal({ job_id: line.job_id, created: true, dir: path.join(inbox, '2022-05'), month: '2022-05' });
       // --limit counts jobs of every state together: a job in another state (delayed, as a retry
       // waits) once made `jobs --limit 2` print three (BullMQ's range applies to each state).
       const q = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
@@ -285,6 +286,21 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       expect(limited.map((j) => [j.id, j.state])).to.deep.equal([['a-retry', 'delayed'], [line.job_id, 'waiting']]);
       const one = await placedata(['jobs', '--limit', '1'], qenv);
       expect([one.code, one.stderr, one.stdout.split('\n').length, one.stdout.startsWith('a-retry  delayed')]).to.deep.equal([0, '', 2, true]);
+      // A folder not named for a month takes it from the data; --month names it for every drop found.
+      const other = path.join(dir, 'inbox2');
+      await mkdir(path.join(other, 'latest'), { recursive: true });
+      await writeCsv(path.join(other, 'latest', 'core.csv'), CORE_HEADER, [coreRow(KEYS[2]!, 'Unnamed folder')]);
+      const fromData = JSON.parse((await placedata(['watch', other, '--once', '--json'], qenv)).stdout) as { month: string | null };
+      expect(fromData.month).to.equal(null);
+      const named = JSON.parse((await placedata(['watch', other, '--once', '--json', '--month', '2021-07'], qenv)).stdout) as { job_id: string; month: string | null; created: boolean };
+      expect([named.month, named.created]).to.deep.equal(['2021-07', true]);
+      const q2 = new Queue(queue, { connection: redisConnection('redis://127.0.0.1:6379') });
+      try {
+        expect([(await q2.getJob(line.job_id))!.data.month, (await q2.getJob(named.job_id))!.data.month]).to.deep.equal(['2022-05', '2021-07']);
+      } finally {
+        await q2.close();
+      }
+      expect((await placedata(['watch', other, '--once', '--month', '2021-7'], qenv)).stderr).to.equal('error BAD_DROP: release month must be YYYY-MM; got "2021-7"\n');
     } finally {
       await removeQueue(queue);
     }

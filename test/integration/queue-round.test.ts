@@ -109,7 +109,7 @@ describe('the full round: enqueue -> worker -> API serves -> new drop -> hot swa
     const inbox = path.join(dir, 'inbox');
     await drop('inbox/2022-05', [coreRow(KEYS[1]!, 'From inbox')], []);
     const first = await cli(['watch', inbox, '--once']);
-    expect(first.stdout).to.match(new RegExp(`^enqueued drop-[0-9a-f]{40} from ${path.join(inbox, '2022-05')}\\n$`));
+    expect(first.stdout).to.match(new RegExp(`^enqueued drop-[0-9a-f]{40} from ${path.join(inbox, '2022-05')} \\(release month 2022-05\\)\\n$`));
     const second = await cli(['watch', inbox, '--once']);
     expect(second.stdout).to.match(/^already queued drop-[0-9a-f]{40} from /);
     await eventually(async () => {
