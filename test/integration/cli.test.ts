@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { mkdir, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture, expectedCore, expectedWeekly } from '../helpers/demo-fixture.ts';
@@ -107,6 +110,8 @@ describe('the placedata CLI, as an operator runs it', () => {
   });
 });
 
+const execFileText = async (file: string, args: string[]) => (await promisify(execFile)(file, args)).stdout;
+
 const EXPORT_POINTER = 'bulk export is served by the API, from the version it serves: GET /v1/export/weekly_patterns?date=YYYY-MM-DD, '
   + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson] '
   + '(docs/api.md, Bulk export)';
@@ -163,6 +168,21 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const exportHelp = await placedata(['export', '--help'], env);
     expect([exportHelp.code, exportHelp.stderr]).to.deep.equal([0, '']);
     expect(exportHelp.stdout.replace(/\s+/g, ' ')).to.contain(`Not a command of its own: ${EXPORT_POINTER}.`);
+  });
+
+  it('runs from an older Node too: `node bin/placedata.js` starts itself again on the project\'s Node 24', async function () {
+    const old = '/usr/bin/node';
+    const version = await execFileText(old, ['--version']).catch(() => null);
+    if (version === null || Number(version.slice(1).split('.')[0]) >= 24) {
+      console.log(`      (skipped: no Node older than 24 at ${old} on this machine)`);
+      return this.skip();
+    }
+    const bin = fileURLToPath(new URL('../../bin/placedata.js', import.meta.url));
+    expect(await execFileText(old, [bin, '--version'])).to.equal('0.1.0\n');
+    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(old, [bin, 'rollback'], { env: { ...process.env, ...env } }, (err, _stdout, stderr) => resolve({ code: err ? (err as { code?: number }).code ?? null : 0, stderr }));
+    });
+    expect(refused).to.deep.equal({ code: 2, stderr: 'error BAD_REQUEST: name a version label, or pass --previous\n' });
   });
 
   it('exits 2 for usage errors, bad input and bad configuration; 1 for failures at run time', async () => {
