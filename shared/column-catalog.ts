@@ -28,9 +28,18 @@ const MEMBERS: Readonly<Record<Products, readonly CatalogProduct[]>> = {
   both: ['core', 'weekly', 'monthly'], place_geometry: ['core', 'geometry'],
 };
 
-const c = (kind: ColumnKind, products: Products) => ({ kind, products });
+export interface CatalogEntry {
+  readonly kind: ColumnKind;
+  readonly products: Products;
+}
 
-export const EXTRA_COLUMNS: Readonly<Record<string, { kind: ColumnKind; products: Products }>> = {
+const c = (kind: ColumnKind, products: Products): CatalogEntry => ({ kind, products });
+
+/**
+ * A Map, not an object: it is looked up by delivered header names, and a plain object's lookup
+ * finds `Object.prototype`'s members for `constructor` or `__proto__` (a drop may name its columns so).
+ */
+export const EXTRA_COLUMNS: ReadonlyMap<string, CatalogEntry> = new Map(Object.entries({
   parent_placekey: c('text', 'both'),
   safegraph_place_id: c('text', 'both'),
   parent_safegraph_place_id: c('text', 'both'),
@@ -77,22 +86,22 @@ export const EXTRA_COLUMNS: Readonly<Record<string, { kind: ColumnKind; products
   normalized_visits_by_region_naics_visitors: c('double', 'patterns'),
   normalized_visits_by_total_visits: c('double', 'patterns'),
   normalized_visits_by_total_visitors: c('double', 'patterns'),
-};
+}));
 
 /** The kind of a delivered column that is not one of the spec's: catalogued, or text. */
 export function extraKind(name: string): ColumnKind {
-  return EXTRA_COLUMNS[name]?.kind ?? 'text';
+  return EXTRA_COLUMNS.get(name)?.kind ?? 'text';
 }
 
 /** Whether a catalogued column can belong to the given product. */
 export function inCatalog(name: string, product: CatalogProduct): boolean {
-  const entry = EXTRA_COLUMNS[name];
+  const entry = EXTRA_COLUMNS.get(name);
   return entry !== undefined && MEMBERS[entry.products].includes(product);
 }
 
 /** Whether a column of a combined (core + patterns) file belongs to the given product. */
 export function belongsTo(name: string, product: CatalogProduct): boolean {
-  if (!EXTRA_COLUMNS[name]) return product === 'core'; // an unknown column of a combined export is a place attribute
+  if (!EXTRA_COLUMNS.has(name)) return product === 'core'; // an unknown column of a combined export is a place attribute
   return inCatalog(name, product);
 }
 

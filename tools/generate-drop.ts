@@ -132,7 +132,7 @@ export async function toParquet(files: readonly string[], outDir?: string): Prom
       const target = path.join(outDir ?? path.dirname(file), path.basename(file).replace(/\.csv\.gz$/, '.parquet'));
       const name = path.basename(file);
       const header = name.startsWith('core_poi') ? CORE_HEADER : name.startsWith('monthly') ? MONTHLY_HEADER : name.startsWith('geometry') ? GEOMETRY_HEADER : WEEKLY_HEADER;
-      const exprs = header.map((c) => `${spec[c] ?? parseSql(EXTRA_COLUMNS[c]?.kind ?? 'text', quoteIdent(c))} AS ${quoteIdent(c)}`);
+      const exprs = header.map((c) => `${spec[c] ?? parseSql(EXTRA_COLUMNS.get(c)?.kind ?? 'text', quoteIdent(c))} AS ${quoteIdent(c)}`);
       await conn.run(`COPY (SELECT ${exprs.join(', ')} FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true))
         TO ${quoteLiteral(target)} (FORMAT parquet, COMPRESSION zstd)`);
       if (!outDir) await rm(file);

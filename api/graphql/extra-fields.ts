@@ -65,11 +65,13 @@ const SPEC: Readonly<Record<CatalogProduct, ReadonlySet<string>>> = {
 /**
  * The delivered columns this product's type does not name, by name: those the catalog does not
  * know (kept as text at ingest), and catalogued columns of another product that a file of this
- * one carried (a geometry file's iso_country_code, a core file's poi_cbg).
+ * one carried (a geometry file's iso_country_code, a core file's poi_cbg). The answer has no
+ * prototype: the names are a drop's, and assigning `__proto__` to an ordinary object would set its
+ * prototype instead of adding the column.
  */
 function otherColumns(product: CatalogProduct) {
   return (row: Row): Record<string, unknown> => {
-    const out: Record<string, unknown> = {};
+    const out = Object.create(null) as Record<string, unknown>;
     for (const [name, value] of Object.entries(row)) if (!SPEC[product].has(name) && !inCatalog(name, product)) out[name] = value;
     return out;
   };
@@ -82,7 +84,7 @@ function otherColumns(product: CatalogProduct) {
  */
 export function extraFields(product: CatalogProduct, maps: MapStyle = 'json'): GraphQLFieldConfigMap<Row, unknown> {
   const fields: GraphQLFieldConfigMap<Row, unknown> = {};
-  for (const [name, entry] of Object.entries(EXTRA_COLUMNS)) {
+  for (const [name, entry] of EXTRA_COLUMNS) {
     if (!inCatalog(name, product)) continue;
     fields[name] = extraField(product, name, entry.kind, maps);
   }

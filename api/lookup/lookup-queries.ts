@@ -150,9 +150,15 @@ function place(found: Map<string, Found>, part: readonly Target[], joined: strin
       const doc = values[i + 1]!;
       if (doc === '') return; // NULL: no document for this key
       if (isExtras(t)) {
-        // Other columns extend their spec document; without one the product is null anyway.
-        const base = t.slot === 'coreExtras' ? entry.core : entry.weeks.get(t.period!);
-        if (base) Object.assign(base, JSON.parse(doc) as Row);
+        // Other columns extend their spec document; without one the product is null anyway. A
+        // spread defines each delivered name as a property of its own: Object.assign would set
+        // `__proto__` (a drop's column may be named so) as the prototype, and lose its value.
+        if (t.slot === 'coreExtras') {
+          if (entry.core) (entry as { core: Row | null }).core = { ...entry.core, ...JSON.parse(doc) as Row };
+        } else {
+          const base = entry.weeks.get(t.period!);
+          if (base) (entry.weeks as Map<string, Row>).set(t.period!, { ...base, ...JSON.parse(doc) as Row });
+        }
         return;
       }
       const row = JSON.parse(doc) as Row;

@@ -42,11 +42,9 @@ export async function checkProduct(conn: DuckDBConnection, staged: string, layou
     rejected[r['reason'] as RejectReason] = Number(r['n']);
     rejectedTotal += Number(r['n']);
   }
-  const unparseable: Record<string, number> = {};
-  bits.forEach((name, i) => {
-    const n = Number(counts[`b${i}`]);
-    if (n > 0) unparseable[name] = n;
-  });
+  // Keyed by delivered column names: built with own properties (an assignment of `__proto__`
+  // would set the prototype), as JSON.parse reads the stored report back.
+  const unparseable: Record<string, number> = Object.fromEntries(bits.map((name, i) => [name, Number(counts[`b${i}`])] as const).filter(([, n]) => n > 0));
   const samples = sampleRows.map((r) => ({
     product,
     file: path.basename(files[Number(r['file_idx'])]!.path),

@@ -143,18 +143,44 @@ function columnMap(name: string, delivered: readonly string[], readerName: (i: n
   return { columns, ignored, positions: first };
 }
 
+/**
+ * A Parquet file's top-level column names as its schema writes them. DuckDB's DESCRIBE renames a
+ * name met twice (`location_name`, `location_name_1`) and one equal but for case: checked on its
+ * names, a file naming a column twice loaded with the second as another column. The schema is a
+ * tree flattened depth first (a list, map or struct element is followed by its children).
+ */
+async function parquetFieldNames(conn: DuckDBConnection, file: string): Promise<string[]> {
+  const elements = (await conn.runAndReadAll('SELECT name, num_children FROM parquet_schema($file) ORDER BY column_id', { file })).getRowObjectsJS()
+    .map((r) => ({ name: String(r['name']), children: Number(r['num_children'] ?? 0) }));
+  const names: string[] = [];
+  // Element 0 is the schema's root; each element after it is a column when no element before it
+  // still owes children (`owed`: the rest of the current column's subtree).
+  let owed = 0;
+  for (const element of elements.slice(1)) {
+    if (owed === 0) names.push(element.name);
+    else owed--;
+    owed += element.children;
+  }
+  return names;
+}
+
 async function parquetColumns(conn: DuckDBConnection, file: string, name: string) {
   let rows: { name: string; type: string }[];
+  let names: string[];
   try {
     const reader = await conn.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file)', { file });
     rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
+    names = await parquetFieldNames(conn, file);
   } catch (err) {
     throw await readFailure(file, err);
   }
-  if (rows.length > CSV_LIMITS.maxColumns) {
-    throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has ${rows.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
+  if (names.length > CSV_LIMITS.maxColumns) {
+    throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has ${names.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
   }
-  const { columns, ignored, positions } = columnMap(name, rows.map((r) => r.name), (i) => rows[i]!.name, (key) => key === '' || UNNAMED_RE.test(key));
+  // DuckDB lists the file's columns in schema order (then any it adds itself, such as a hive
+  // partition named by the path): the i-th name as written is read as its i-th column.
+  if (rows.length < names.length) throw new Error(`${name}: DuckDB reads ${rows.length} columns of the ${names.length} in the file's schema`);
+  const { columns, ignored, positions } = columnMap(name, names, (i) => rows[i]!.name, (key) => key === '' || UNNAMED_RE.test(key));
   const types = new Map([...positions].map(([key, i]) => [key, rows[i]!.type]));
   return { columns, types, ignored };
 }

@@ -83,7 +83,7 @@ export function productLayout(product: Product, files: readonly DropFile[]): Pro
       if (own.has(key) || extras.has(key)) continue;
       // The other product's spec columns stay with it, unless the catalog gives one to this
       // product too (weekly patterns carry postal_code and iso_country_code of their own).
-      const otherOnly = other.has(key) && !(key in EXTRA_COLUMNS);
+      const otherOnly = other.has(key) && !EXTRA_COLUMNS.has(key);
       if (shared && (otherOnly || !belongsTo(key, product))) continue;
       extras.set(key, { name: key, kind: extraKind(key) });
     }

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -12,6 +12,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../shared/pointer.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
+import { writeParquetNamed } from '../helpers/parquet-names.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
@@ -87,6 +88,39 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
       const drop = await newDrop();
       await writeFile(path.join(drop, 'core.csv'), [line([...CORE_HEADER, name]), line([...coreRow(KEYS[0]!, 'A'), 'v'])].join('\n') + '\n');
       expect(await refusal(drop)).to.deep.equal({ code: 'BAD_DROP', message });
+    }
+  });
+
+  it('a Parquet file naming a column twice (or twice but for case) is refused as the CSV is, by the names its schema writes; the served version stays', async () => {
+    const dataDir = path.join(dir, 'parquet-twice-data');
+    const good = await newDrop();
+    await writeCsv(path.join(good, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'A')]);
+    const served = (await load(dataDir, good)).label;
+    const listing = (await readdir(dataDir)).sort();
+    const cases: [string[], string, [string, number, number]][] = [
+      [[...CORE_HEADER, 'location_name'], 'location_name_1', ['location_name', 2, 11]],
+      [[...CORE_HEADER, 'Location_Name'], 'Location_Name_1', ['location_name', 2, 11]],
+      [[...CORE_HEADER, ' LOCATION_NAME '], ' LOCATION_NAME ', ['location_name', 2, 11]],
+      [[...CORE_HEADER, 'store_note', 'Store_Note'], 'Store_Note_1', ['store_note', 11, 12]],
+    ];
+    for (const [names, describedAs, [twice, first, second]] of cases) {
+      const drop = await newDrop();
+      const file = path.join(drop, 'core.parquet');
+      await writeParquetNamed(file, names, [[...coreRow(KEYS[0]!, 'A'), ...names.slice(CORE_HEADER.length).map((n) => `value of ${n}`)]]);
+      // The file names the column twice; DuckDB reads it renamed (so a check on its names found none).
+      const db = await DuckDBInstance.create(':memory:');
+      const conn = await db.connect();
+      const schema = (await conn.runAndReadAll(`SELECT name FROM parquet_schema(${quoteLiteral(file)}) WHERE num_children IS NULL`)).getRowObjectsJS().map((r) => r['name']);
+      const described = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`)).getRowObjectsJS().map((r) => r['column_name']);
+      conn.closeSync();
+      db.closeSync();
+      expect({ schema, described: described.at(-1) }).to.deep.equal({ schema: names, described: describedAs });
+      const err = await load(dataDir, drop).then(() => null, (e: unknown) => e) as { code: string; message: string } | null;
+      expect(err && { code: err.code, message: err.message }).to.deep.equal({
+        code: 'BAD_DROP', message: `core.parquet: the header names column "${twice}" twice (columns ${first} and ${second}; names are compared trimmed and lower-cased)`,
+      });
+      expect(await readPointer(dataDir)).to.equal(served);
+      expect((await readdir(dataDir)).sort()).to.deep.equal(listing);
     }
   });
 

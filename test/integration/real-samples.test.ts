@@ -39,7 +39,7 @@ function weeklyFrom(row: CsvRow): Expected {
 /** A delivered column beyond the spec's as the API must return it, parsed from the CSV text by its catalogued kind. */
 function extraFrom(name: string, text: string | undefined): unknown {
   if (text === undefined || text === '') return null;
-  switch (EXTRA_COLUMNS[name]!.kind) {
+  switch (EXTRA_COLUMNS.get(name)!.kind) {
     case 'csv_list': return text.split(',');
     case 'int_list':
     case 'int_map': return JSON.parse(text);
