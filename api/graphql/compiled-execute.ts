@@ -164,7 +164,8 @@ function completeStored(fields: readonly CompiledField[]): Complete {
 }
 
 function completeObject(fields: readonly CompiledField[], source: unknown, ctx: unknown, args: readonly Record<string, unknown>[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
+  // Keys are the client's aliases: an alias `__proto__` must be an answer's key, not its prototype.
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const f of fields) {
     if (f.typename !== null) {
       out[f.key] = f.typename;
@@ -188,7 +189,7 @@ function compile(schema: GraphQLSchema, document: DocumentNode, operationName: s
   const operation = getOperationAST(document, operationName);
   const root = schema.getQueryType();
   if (!operation || operation.operation !== 'query' || !root || operation.directives?.length) return null;
-  const fragments: Record<string, FragmentDefinitionNode> = {};
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const compiler = new Compiler(fragments);
   const fields = compiler.selection(root, [operation.selectionSet], true);
@@ -269,7 +270,7 @@ async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, Promis
   const variables = coerced.coerced;
   // Throws on a bad argument value: graphql-js then reports it as it does.
   const fieldArgs = plan.withArgs.map((f) => getArgumentValues(f.def!, f.nodes[0]!, variables));
-  const fragments: Record<string, FragmentDefinitionNode> = {};
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const ctx = args.contextValue;
   // Root resolvers all start before any is awaited, as graphql-js runs a query's root fields.
@@ -289,7 +290,7 @@ async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, Promis
   plan.fields.forEach((f, i) => {
     if (f.typename === null) resolved.set(f.key, settled[i]!);
   });
-  const data: Record<string, unknown> = {};
+  const data: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   plan.fields.forEach((f, i) => {
     const outcome = settled[i]!;
     if (outcome.status === 'rejected') throw outcome.reason;

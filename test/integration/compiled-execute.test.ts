@@ -157,6 +157,14 @@ describe('compiled execution answers as graphql-js does', () => {
     expect((await both(q, {}, 'Other')).result).to.deep.equal({ data: { __typename: 'Query' } });
   });
 
+  it('keeps an alias or fragment named like an object\'s members (`__proto__`, `constructor`) as graphql-js does', async () => {
+    const q = `query($k: [Placekey!]) { __proto__: batch_lookup(placekeys: $k) { constructor: placekey __proto__: placekey ...__proto__ } }
+      fragment __proto__ on PlaceEntry { toString: placedata_core { __proto__: city } }`;
+    const { result, path: used } = await both(q, { k: keys().slice(0, 1) });
+    expect(used).to.equal('compiled');
+    expect(JSON.stringify(result)).to.equal(JSON.stringify({ data: JSON.parse(`{"__proto__": [{"constructor": "${keys()[0]}", "__proto__": "${keys()[0]}", "toString": {"__proto__": "${fixture.core[0]!['city']}"}}]}`) }));
+  });
+
   it('reads a good root field once when another root field of the request errors (graphql-js completes the values already read)', async () => {
     const q = `query($k: [Placekey!]) {
       good: batch_lookup(placekeys: $k) { placekey placedata_core { city } }
