@@ -164,17 +164,18 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     report.rejected_lines_total = rejectedLines.total;
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
-    progress({ phase: 'write', percent: 60, rows: rowsRead });
-    // What needs the staged rows' bookkeeping (file, reason) is read before it is dropped.
-    for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
     if (input.month) report.release_month = input.month;
     else {
       const fromData = layouts.weekly.files.length ? await monthFromData(conn, 'weekly')
         : layouts.monthly.files.length ? await monthFromData(conn, 'monthly') : null;
       report.release_month = fromData ?? input.builtAt.toISOString().slice(0, 7);
       report.release_month_source = fromData ? 'data' : 'build_time';
-      input.checkReleaseMonth?.(report.release_month, report.release_month_source);
+      input.checkReleaseMonth?.(report.release_month, report.release_month_source); // before anything is written
     }
+
+    progress({ phase: 'write', percent: 60, rows: rowsRead });
+    // What needs the staged rows' bookkeeping (file, reason) is read before it is dropped.
+    for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
     await writeSources(conn, files, report);
     if (layouts.weekly.files.length > 0) report.weeks_loaded = await stagedPeriods(conn, 'weekly');
     if (layouts.monthly.files.length > 0) report.months_loaded = await stagedPeriods(conn, 'monthly');
