@@ -287,7 +287,7 @@ function addDiffCommand(cli: Command, config: () => Config, io: Io): void {
 function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
-    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job (unless that job was refused as an older release: OLDER_RELEASE).')
+    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job (with --allow-older, a job refused as an older release is replaced).')
     .argument('<drop...>', 'folders or files of the drop')
     .option('--month <YYYY-MM>', 'release month (default: from the data)')
     .option('--wait', 'follow the load to its end; exit 2 with the report if the drop is refused, 1 if the load fails')

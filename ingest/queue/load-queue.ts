@@ -54,12 +54,13 @@ export function createLoadQueue(settings: QueueSettings): Queue<LoadJobData, Loa
 /**
  * Adds a load whose job id is the drop's content id: a second enqueue of the same drop returns
  * the existing job instead of loading it again. Except a job refused as an older release
- * (OLDER_RELEASE): that refusal was about the version then in service, not about the drop, so
- * enqueuing the drop again (after a rollback, or with --allow-older) replaces it with a new job.
+ * (OLDER_RELEASE) when the drop is enqueued again with --allow-older: the operator decided what
+ * the refusal asked for, so a new job replaces it. Without the flag the refusal stands (a
+ * restarted `watch` re-offering an inbox's old folders does not build them again).
  */
 export async function enqueueLoad(queue: Queue<LoadJobData, LoadJobResult>, data: LoadJobData): Promise<{ job: LoadJob; created: boolean }> {
   const existing = await queue.getJob(data.dropId);
-  if (existing && !(await refusedAsOlder(existing))) return { job: existing, created: false };
+  if (existing && !(data.allowOlder === true && await refusedAsOlder(existing))) return { job: existing, created: false };
   await existing?.remove();
   const job = await queue.add(LOAD_JOB_NAME, data, { jobId: data.dropId });
   return { job, created: true };

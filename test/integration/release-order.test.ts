@@ -165,6 +165,8 @@ describe('release order: a load older than the version in service is refused, wh
         `error OLDER_RELEASE: load failed: OLDER_RELEASE: ${olderMessage('2022-06', 'given with --month', labels['2022-09']!)}\n`, true]);
       const job = (await queue.getJob(jobId!))!;
       expect([await job.getState(), job.attemptsMade, job.failedReason]).to.deep.equal(['failed', 1, `OLDER_RELEASE: ${olderMessage('2022-06', 'given with --month', labels['2022-09']!)}`]);
+      // Enqueued again without --allow-older: the refusal stands, nothing is built.
+      expect(await enqueue([drops['2022-06']!, '--month', '2022-06', '--json'])).to.deep.equal({ code: 0, stdout: JSON.stringify({ job_id: jobId, created: false }) + '\n', stderr: '' });
       expect(await served()).to.deep.equal([labels['2022-09'], 'September one']);
     });
 
