@@ -31,6 +31,11 @@ export const ErrorCodes = {
   INTERNAL_SERVER_ERROR: 'INTERNAL_SERVER_ERROR',
   CONFIG_INVALID: 'CONFIG_INVALID',
   BAD_DROP: 'BAD_DROP',
+  /**
+   * A load whose release month is older than the version in service's: publishing it would move
+   * service back to an older release. Refused (not retried) unless loaded with --allow-older.
+   */
+  OLDER_RELEASE: 'OLDER_RELEASE',
   /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
   /** A queued load failed after its retries for a reason other than the drop (see the job's reason). */

@@ -44,6 +44,12 @@ export interface BuildInput {
   readonly builtAt: Date;
   /** Names the version once its release month is known. */
   readonly labelFor: (releaseMonth: string) => string;
+  /**
+   * Checks the release month as soon as it is known, before the costly part of the build: at
+   * once when `month` is given, else right after the drop is staged and checked (the month comes
+   * from its data). What it throws ends the build (the load's release order, see load-drop.ts).
+   */
+  readonly checkReleaseMonth?: (releaseMonth: string, source: LoadReport['release_month_source']) => void;
   /** The drop's files and content identity (recorded so a retried job can tell it already published). */
   readonly drop: DropIdentity;
   readonly onProgress?: (progress: LoadProgress) => void;
@@ -122,6 +128,7 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
  * `details.report`) when the drop is unusable; the caller removes the partial file.
  */
 export async function buildVersion(input: BuildInput, settings: BuildSettings): Promise<BuildResult> {
+  if (input.month) input.checkReleaseMonth?.(input.month, 'argument');
   const { db, conn } = await openBuildDb(input.targetFile, settings, input);
   try {
     const progress = input.onProgress ?? (() => undefined);
@@ -157,16 +164,18 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     report.rejected_lines_total = rejectedLines.total;
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
-    progress({ phase: 'write', percent: 60, rows: rowsRead });
-    // What needs the staged rows' bookkeeping (file, reason) is read before it is dropped.
-    for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
     if (input.month) report.release_month = input.month;
     else {
       const fromData = layouts.weekly.files.length ? await monthFromData(conn, 'weekly')
         : layouts.monthly.files.length ? await monthFromData(conn, 'monthly') : null;
       report.release_month = fromData ?? input.builtAt.toISOString().slice(0, 7);
       report.release_month_source = fromData ? 'data' : 'build_time';
+      input.checkReleaseMonth?.(report.release_month, report.release_month_source); // before anything is written
     }
+
+    progress({ phase: 'write', percent: 60, rows: rowsRead });
+    // What needs the staged rows' bookkeeping (file, reason) is read before it is dropped.
+    for (const layout of delivered) await markKept(conn, layout.product, report.products[layout.product]!.duplicates_dropped);
     await writeSources(conn, files, report);
     if (layouts.weekly.files.length > 0) report.weeks_loaded = await stagedPeriods(conn, 'weekly');
     if (layouts.monthly.files.length > 0) report.months_loaded = await stagedPeriods(conn, 'monthly');

@@ -40,8 +40,13 @@ const MONTH_FOLDER_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
 /** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
-const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
+const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
   ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE]);
+
+/** A queued load's refusals, named by the worker at the start of the job's reason: `enqueue --wait` exits 2 with the same code. */
+const WORKER_REFUSALS = [ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE] as const;
+
+const ALLOW_OLDER_HELP = 'publish it even when its release month is older than the version in service\'s (refused with OLDER_RELEASE otherwise)';
 
 /** How long a queue command waits for Redis before it fails with UNAVAILABLE. */
 const REDIS_WAIT_MS = 5000;
@@ -130,19 +135,20 @@ async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: Progr
 function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('load').summary('load a drop inline (no Redis) into a new version and serve it')
-    .description('Load a drop (folders, files or globs of CSV, gzipped CSV, Parquet) into a new version file and make it current; the running API follows within POINTER_POLL_MS. Prints the label and the load report.')
+    .description('Load a drop (folders, files or globs of CSV, gzipped CSV, Parquet) into a new version file and make it current; the running API follows within POINTER_POLL_MS. Prints the label and the load report. A drop whose release month is older than the version in service\'s is refused (OLDER_RELEASE, exit 2) unless --allow-older.')
     .argument('<drop...>', 'folders or files of the drop')
     .option('--month <YYYY-MM>', 'release month (default: the month of the newest week, else the build month)')
     .option('--json', 'print the result (label, file, report, ...) as one JSON object')
     .option('--no-progress', 'no progress on stderr')
     .option('--timings', 'progress as a line per update with seconds since the start (instead of a bar)')
     .option('--force', 'publish without the publish guards (docs/operations.md, Publish guards)')
+    .option('--allow-older', ALLOW_OLDER_HELP)
     .addHelpText('after', examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata load "/drops/2022-04/*.csv.gz" --json | jq .label'))
-    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean; force?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean; force?: boolean; allowOlder?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
       const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p),
-        guards: opts.force ? null : c.publishGuards };
+        guards: opts.force ? null : c.publishGuards, allowOlder: opts.allowOlder === true };
       let result: LoadResult;
       try {
         result = await withSite(c, (site) => loadDrop(options, site));
@@ -285,21 +291,23 @@ function addDiffCommand(cli: Command, config: () => Config, io: Io): void {
 function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('enqueue').summary('queue a drop for the worker (the same drop is loaded once)')
-    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job.')
+    .description('Queue a drop for the ingest worker (needs Redis at REDIS_URL and a running worker). The job id is the drop\'s content id: the same drop enqueued again returns the existing job (with --allow-older, a job refused as an older release is replaced).')
     .argument('<drop...>', 'folders or files of the drop')
     .option('--month <YYYY-MM>', 'release month (default: from the data)')
     .option('--wait', 'follow the load to its end; exit 2 with the report if the drop is refused, 1 if the load fails')
     .option('--json', 'print the result as one JSON object')
     .option('--no-progress', 'with --wait: no progress on stderr')
     .option('--force', 'publish without the publish guards')
+    .option('--allow-older', ALLOW_OLDER_HELP)
     .addHelpText('after', examples('placedata enqueue /drops/2022-04/ --month 2022-04 --wait', 'placedata enqueue /drops/2022-04/ --json | jq -r .job_id'))
-    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean; force?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean; force?: boolean; allowOlder?: boolean }) => {
       const c = config();
       const month = opts.month === undefined ? null : opts.month;
       if (month !== null) assertReleaseMonth(month);
       const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
       await withQueue(c, async (q) => {
-        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files, ...(opts.force ? { force: true } : {}) });
+        const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files, ...(opts.force ? { force: true } : {}),
+          ...(opts.allowOlder ? { allowOlder: true } : {}) });
         if (!opts.json) out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
         if (!opts.wait) return opts.json ? out(JSON.stringify({ job_id: job.id, created })) : undefined;
         const progress = progressReporter(progressMode(io, opts), err);
@@ -310,8 +318,8 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
           progress.stop();
         }
         if (outcome.state === 'failed') {
-          // The worker's reason starts with its code (BAD_DROP: refused for good) and carries the report.
-          const code = outcome.reason.startsWith('BAD_DROP:') ? ErrorCodes.BAD_DROP : ErrorCodes.LOAD_FAILED;
+          // The worker's reason starts with its code (BAD_DROP or OLDER_RELEASE: refused for good) and carries the report.
+          const code = WORKER_REFUSALS.find((c) => outcome.reason.startsWith(`${c}:`)) ?? ErrorCodes.LOAD_FAILED;
           throw new AppError(code, `load failed: ${outcome.reason}`, { job_id: job.id });
         }
         if (opts.json) return out(JSON.stringify({ job_id: job.id, created, result: outcome.result }));

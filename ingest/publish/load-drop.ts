@@ -19,6 +19,7 @@ import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
 import { readBase } from './read-base.ts';
 import { applyRetention, type RetentionPlan } from './retention.ts';
 import { checkGuards } from './publish-guards.ts';
+import { assertReleaseOrder } from './release-order.ts';
 import type { GuardThresholds } from '../../shared/guard-thresholds.ts';
 import type { HeldReason, HeldState } from '../../shared/held-state.ts';
 
@@ -44,6 +45,12 @@ export interface LoadOptions {
    * (`--force`): a build whose profile breaches one is stored and recorded held, not published.
    */
   readonly guards?: GuardThresholds | null;
+  /**
+   * Publish the drop even when its release month is older than the version in service's
+   * (`--allow-older`): an operator's decision. Without it such a load is refused with
+   * OLDER_RELEASE (see release-order.ts).
+   */
+  readonly allowOlder?: boolean;
 }
 
 export interface LoadResult {
@@ -87,7 +94,8 @@ async function reportLoaded(site: VersionSite, drop: DropIdentity, found: Alread
 /**
  * The one load pipeline, on one machine and on many (the site's store, pointer, lock and cache
  * differ, not the steps): read the pointer (the base) and the base's manifest, build a file
- * holding what the drop delivered and naming the base's files for the rest, verify and hash it;
+ * holding what the drop delivered and naming the base's files for the rest (refused as soon as
+ * its release month is known to be older than the base's, unless allowOlder), verify and hash it;
  * then under the publish lock: if the pointer no longer names the base (another load or a
  * rollback published meanwhile) or the label was taken, drop the build and start again from the
  * new pointer; else store the file, then its record, stage it on the web processes (many
@@ -134,6 +142,8 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
   try {
     const { label, report, manifest, lookup, profile } = await buildVersion({
       targetFile: temp, month: opts.month, builtAt, drop, onProgress: progress, base, labelFor: (month) => makeLabel(epoch, month),
+      // Against the base: the publish below happens only while the pointer still names it.
+      checkReleaseMonth: opts.allowOlder ? undefined : (month, source) => assertReleaseOrder(month, source, baseLabel),
     }, opts.settings);
     progress({ phase: 'verify', percent: 90 });
     await verifyBuiltFile(temp, label, opts.settings.memoryLimit);

@@ -1,6 +1,7 @@
 import type { HeldReason } from '../../shared/held-state.ts';
 import { Queue, type ConnectionOptions, type Job } from 'bullmq';
 import type { DropFileDigest } from '../drop/drop-id.ts';
+import { ErrorCodes } from '../../shared/errors.ts';
 
 /**
  * What a load job carries: where the drop is and what it must contain. Never a secret: job data
@@ -13,6 +14,8 @@ export interface LoadJobData {
   readonly files: readonly DropFileDigest[];
   /** Enqueued with --force: published without the publish guards. */
   readonly force?: boolean;
+  /** Enqueued with --allow-older: published even when its release month is older than the version in service's. */
+  readonly allowOlder?: boolean;
 }
 
 /** What a finished load job returns (kept in Redis with the job). */
@@ -50,11 +53,20 @@ export function createLoadQueue(settings: QueueSettings): Queue<LoadJobData, Loa
 
 /**
  * Adds a load whose job id is the drop's content id: a second enqueue of the same drop returns
- * the existing job instead of loading it again.
+ * the existing job instead of loading it again. Except a job refused as an older release
+ * (OLDER_RELEASE) when the drop is enqueued again with --allow-older: the operator decided what
+ * the refusal asked for, so a new job replaces it. Without the flag the refusal stands (a
+ * restarted `watch` re-offering an inbox's old folders does not build them again).
  */
 export async function enqueueLoad(queue: Queue<LoadJobData, LoadJobResult>, data: LoadJobData): Promise<{ job: LoadJob; created: boolean }> {
   const existing = await queue.getJob(data.dropId);
-  if (existing) return { job: existing, created: false };
+  if (existing && !(data.allowOlder === true && await refusedAsOlder(existing))) return { job: existing, created: false };
+  await existing?.remove();
   const job = await queue.add(LOAD_JOB_NAME, data, { jobId: data.dropId });
   return { job, created: true };
+}
+
+/** Whether a job failed for good because its release was older than the version then in service. */
+async function refusedAsOlder(job: LoadJob): Promise<boolean> {
+  return job.failedReason?.startsWith(`${ErrorCodes.OLDER_RELEASE}:`) === true && (await job.getState()) === 'failed';
 }

@@ -124,8 +124,9 @@ describe('bulk export: GET /v1/export/<product>', function () {
     await writeTrickyDrop(path.join(dir, 'tricky'));
     trickyLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'tricky')], month: '2022-04', settings })).label;
     const files = await generateDrop({ pois: 4000, weeks: 2, out: path.join(dir, 'gen'), format: 'csv.gz', seed: 11 });
-    // Built last, so it is the version served to requests that pin none.
-    genLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'gen')], month: '2022-01', settings })).label;
+    // Built last, so it is the version served to requests that pin none (an older release than
+    // the tricky drop's, published on purpose).
+    genLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'gen')], month: '2022-01', settings, allowOlder: true })).label;
     placekeys = (await readCsv(files.find((f) => path.basename(f).startsWith('core'))!)).map((r) => r['placekey']!);
     server = await startServer(config, createLogger('silent', 'test'));
   });
@@ -290,7 +291,8 @@ describe('bulk export of monthly patterns: GET /v1/export/monthly_patterns', fun
     // The hand-written monthly drop (2022-02 to 04 and 2024-02, a delivered column of its own), then a generated one of 2022-01 and 02.
     handLabel = (await loadDrop({ dataDir: config.dataDir, inputs: await writeMonthlyDrop(await makeTempDir('export-monthly-hand')), month: null, settings })).label;
     const files = await generateDrop({ pois: 3000, weeks: 1, months: 2, out: path.join(dir, 'gen'), format: 'csv.gz', seed: 13 });
-    genLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'gen')], month: '2022-01', settings })).label;
+    // An older release than the hand-written drop's (2024-02, its newest month), published on purpose.
+    genLabel = (await loadDrop({ dataDir: config.dataDir, inputs: [path.join(dir, 'gen')], month: '2022-01', settings, allowOlder: true })).label;
     placekeys = [...(await readCsv(files.find((f) => path.basename(f).startsWith('core'))!)).map((r) => r['placekey']!), KEYS[0]!, KEYS[1]!, KEYS[2]!, KEYS[3]!];
     server = await startServer(config, createLogger('silent', 'test'));
     all = await monthlyAll(server.url);
