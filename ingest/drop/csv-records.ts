@@ -58,8 +58,8 @@ class RecordScan {
   private readonly max: number;
 
   constructor(dialect: CsvDialect, max: number) {
-    this.end = new RecordEnd(dialect.delimiter.charCodeAt(0));
     this.crlf = dialect.newline === '\r\n';
+    this.end = new RecordEnd(dialect.delimiter.charCodeAt(0), this.crlf);
     this.max = max;
   }
 
