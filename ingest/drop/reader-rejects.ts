@@ -116,7 +116,7 @@ export async function checkRecordCounts(conn: DuckDBConnection, table: string, p
     const rejected = Number(r['rejected']);
     const records = file.records!.count - 1;
     if (staged + rejected === records) continue;
-    throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file.path)}: the CSV reader accounted for ${staged + rejected} of the file's ${records} records after its header (${staged} read, ${rejected} rejected, reading ${product}); refused rather than loaded without the others`);
+    throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file.path)}: the CSV reader's account of the file (${staged} rows read, ${rejected} rejected, reading ${product}) does not add up to its ${records} records after the header: refused rather than loaded with records unaccounted for`);
   }
 }
 
