@@ -5,7 +5,7 @@ import type { DropFile } from './drop-files.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';
 import type { ProductLayout } from './product-layout.ts';
 import { readerRejectCounts } from './reader-rejects.ts';
-import { productRows, unparseableExtras } from './stage-product.ts';
+import { PLACEKEY_KEPT_CHARS, productRows, unparseableExtras } from './stage-product.ts';
 import type { RejectReason } from './validation-rules.ts';
 
 const SAMPLE_LIMIT = 20;
@@ -50,7 +50,7 @@ export async function checkProduct(conn: DuckDBConnection, staged: string, layou
     file: path.basename(files[Number(r['file_idx'])]!.path),
     row: Number(r['row_no']),
     reason: r['reason'] as RejectReason,
-    placekey: r['placekey'] === null ? null : String(r['placekey']).slice(0, 80),
+    placekey: r['placekey'] === null ? null : String(r['placekey']).slice(0, PLACEKEY_KEPT_CHARS),
   }));
   const report: ProductReport = {
     rows_read: Number(counts['rows_read']) + readerRejected,

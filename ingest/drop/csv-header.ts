@@ -14,7 +14,11 @@ export const CSV_LIMITS = {
   maxColumns: 1000,
   /** Bytes of the header line. */
   maxHeaderBytes: 64 * 1024,
-  /** Bytes of one data line: a longer line is rejected as a row (DuckDB's `max_line_size`). */
+  /**
+   * Bytes of one data record, its line ending included (as DuckDB's `max_line_size` counts): a
+   * longer one is rejected as a row, found and cut out before DuckDB reads the file
+   * (ingest/drop/csv-records.ts); DuckDB's own limit is the same, as a backstop.
+   */
   maxLineBytes: 2_000_000,
 } as const;
 

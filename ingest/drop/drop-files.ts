@@ -1,10 +1,11 @@
-import { glob, readdir, stat } from 'node:fs/promises';
+import { glob, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { convertToUtf8 } from './convert-text.ts';
 import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
+import { csvRecords, cutLongRecords, type CsvRecords } from './csv-records.ts';
 import type { DropFileDigest } from './drop-id.ts';
 import { disappeared, readFailure } from './load-failure.ts';
 import { needsConversion, type TextEncoding } from './text-encoding.ts';
@@ -22,8 +23,13 @@ export interface DropFile {
   readonly path: string;
   readonly format: FileFormat;
   readonly bytes: number;
-  /** What DuckDB reads: the file itself, or its UTF-8 copy in the build's folder (`encoding`). */
+  /**
+   * What DuckDB reads: the file itself, or a copy in the build's folder: in UTF-8 (`encoding`),
+   * and without the records over the line limit (`records.long`, ingest/drop/csv-records.ts).
+   */
   readonly readPath: string;
+  /** A CSV file's records as DuckDB splits them, and those over the line limit (offsets in `readPath`); null for Parquet. */
+  readonly records: CsvRecords | null;
   /** A CSV file's encoding as delivered (null for Parquet). */
   readonly encoding: TextEncoding | null;
   /** A CSV file's dialect, from its header line (null for Parquet). */
@@ -238,7 +244,7 @@ export async function inspectDrop(conn: DuckDBConnection, digests: readonly Drop
     if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file is empty`);
     if (format === 'parquet') {
       const { columns, types, ignored } = await parquetColumns(conn, file, name);
-      files.push({ path: file, format, bytes, readPath: file, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
+      files.push({ path: file, format, bytes, readPath: file, records: null, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
       continue;
     }
     const encoding = digest.encoding ?? 'utf-8';
@@ -252,10 +258,31 @@ export async function inspectDrop(conn: DuckDBConnection, digests: readonly Drop
     const header = await readCsvHeader(readPath, name);
     const { columns, ignored } = columnMap(name, header.names, (i) => `c${i}`, (key) => key === '');
     const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
+    const cut = await withoutLongRecords(file, readPath, header.dialect, path.join(workDir, `cut-${index}.csv`));
     files.push({
-      path: file, format, bytes, readPath, encoding, dialect: header.dialect, fieldCount: header.names.length,
+      path: file, format, bytes, readPath: cut.readPath, records: cut.records, encoding, dialect: header.dialect, fieldCount: header.names.length,
       columns, types, ignored, products: productsOf(file, columns),
     });
   }
   return files;
+}
+
+/**
+ * Splits a CSV file into records as DuckDB will (ingest/drop/csv-records.ts); when some are over
+ * the line limit, DuckDB reads a copy in `out` without them (each one empty lines), and the load
+ * reports them itself (ingest/drop/reader-rejects.ts `keepLongRecords`): DuckDB's reader drops a
+ * line over its buffer without a word, misplaces a long quoted value, and reads a long quoted
+ * value spanning lines as a reject per line, holding gigabytes. Costs one streamed pass over the
+ * (inflated) text, and a copy only for a file with such a record.
+ */
+async function withoutLongRecords(file: string, readPath: string, dialect: CsvDialect, out: string): Promise<{ readPath: string; records: CsvRecords }> {
+  try {
+    const records = await csvRecords(readPath, dialect);
+    if (records.long.length === 0) return { readPath, records };
+    const long = await cutLongRecords(readPath, records.long, dialect.newline, out);
+    if (readPath !== file) await rm(readPath, { force: true });
+    return { readPath: out, records: { count: records.count, long } };
+  } catch (err) {
+    throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? disappeared(file) : err;
+  }
 }

@@ -1,5 +1,6 @@
-import { BIGINT, INTEGER, LIST, VARCHAR, type DuckDBConnection, type DuckDBListValue } from '@duckdb/node-api';
+import { BIGINT, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBListValue } from '@duckdb/node-api';
 import path from 'node:path';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import type { DropFile, RejectTables } from './drop-files.ts';
 import type { Product, RejectedLine } from './load-report.ts';
 import { openQuoteAtEnd, recordSpans } from './record-spans.ts';
@@ -74,6 +75,48 @@ export async function keepOpenQuotesAtEnd(conn: DuckDBConnection, product: Produ
     await conn.run(`INSERT INTO ${READER_REJECTS} SELECT $product, $index, $offset, NULL, 'UNQUOTED VALUE', 'Value with unterminated quote found at the end of the file'
       WHERE NOT EXISTS (SELECT 1 FROM ${READER_REJECTS} WHERE product = $product AND file_idx = $index AND byte_pos IN ($offset, $offset + 1))`,
     { product, index, offset }, { product: VARCHAR, index: INTEGER, offset: BIGINT });
+  }
+}
+
+/**
+ * After a read: the records over the line limit that were cut out of the files before DuckDB
+ * read them (ingest/drop/csv-records.ts) are added to its rejects, in DuckDB's words (so they are
+ * named by the same rule): an unterminated quote where DuckDB would say so, else a line too long.
+ * Their offsets are in the copy read, where each is a run of empty lines as long as the record.
+ */
+export async function keepLongRecords(conn: DuckDBConnection, product: Product, read: readonly { readonly file: DropFile; readonly index: number }[]): Promise<void> {
+  for (const { file, index } of read) {
+    for (const record of file.records?.long ?? []) {
+      const [type, message] = record.unterminated
+        ? ['UNQUOTED VALUE', 'Value with unterminated quote found (a record over the line limit, cut out before reading)']
+        : ['LINE SIZE OVER MAXIMUM', 'Record over the line limit (cut out before reading)'];
+      await conn.run(`INSERT INTO ${READER_REJECTS} VALUES ($product, $index, $offset, $newlines, $type, $message)`,
+        { product, index, offset: record.offset, newlines: record.newlines, type, message },
+        { product: VARCHAR, index: INTEGER, offset: BIGINT, newlines: INTEGER, type: VARCHAR, message: VARCHAR });
+    }
+  }
+}
+
+/**
+ * Every record of each file read is accounted for: the rows the read staged in `table` and the
+ * records it rejected (DuckDB's and those cut out before it) make the file's records less its
+ * header, as split before reading (ingest/drop/csv-records.ts). DuckDB's reader has dropped
+ * records without a word (a line over its buffer; a quote open at the end of a file on one
+ * thread); a read that still loses one is refused rather than published short.
+ * @throws AppError BAD_DROP naming the file and the counts when they differ.
+ */
+export async function checkRecordCounts(conn: DuckDBConnection, table: string, product: Product, read: readonly { readonly file: DropFile; readonly index: number }[]): Promise<void> {
+  const rows = await conn.runAndReadAll(`SELECT i AS file_idx,
+      (SELECT count(*) FROM ${table} WHERE file_idx = i)::BIGINT AS staged,
+      (SELECT count(DISTINCT byte_pos) FROM ${READER_REJECTS} WHERE product = $product AND file_idx = i)::BIGINT AS rejected
+    FROM unnest($indexes) AS t(i)`, { product, indexes: listValue(read.map((r) => r.index)) }, { product: VARCHAR, indexes: LIST(INTEGER) });
+  for (const r of rows.getRowObjectsJS()) {
+    const { file } = read.find((g) => g.index === Number(r['file_idx']))!;
+    const staged = Number(r['staged']);
+    const rejected = Number(r['rejected']);
+    const records = file.records!.count - 1;
+    if (staged + rejected === records) continue;
+    throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file.path)}: the CSV reader's account of the file (${staged} rows read, ${rejected} rejected, reading ${product}) does not add up to its ${records} records after the header: refused rather than loaded with records unaccounted for`);
   }
 }
 

@@ -18,27 +18,48 @@ export interface LineSpan {
 const NEWLINE = 10;
 const QUOTE = 34;
 const SPACE = 32;
+const CR = 13;
 
 /**
  * Follows one CSV record from its first byte to the newline that ends it, splitting it the way
- * DuckDB's reader does (measured): a quote opens a quoted value at a field's start (after any
- * spaces), `""` inside one is a quote, a quote after a closing quote and spaces opens it again,
+ * DuckDB's reader does (1.5.6, measured): a quote opens a quoted value at a field's start or
+ * after one space there (after two it is text: `a,  "b` is a field of text), `""` inside one is a
+ * quote, a quote after a closing quote and spaces opens it again,
  * and other text after a closing quote belongs to that field up to the next delimiter or newline;
- * an unclosed quote runs to the end of the file. Used for reporting only, where DuckDB's own
- * account of a rejected record falls short; DuckDB has already split the file.
+ * an unclosed quote runs to the end of the file. Used where DuckDB's own account of a rejected
+ * record falls short, and to split a file into records before DuckDB reads it
+ * (ingest/drop/csv-records.ts).
  */
-class RecordEnd {
-  /** field: at a field's start (or in spaces before a quote); quote: after a closing quote (or spaces after one). */
-  private state: 'field' | 'plain' | 'quoted' | 'quote' = 'field';
+export class RecordEnd {
+  /** field: at a field's start; space: after one space there; quote: after a closing quote (or spaces after one). */
+  private state: 'field' | 'space' | 'plain' | 'quoted' | 'quote' = 'field';
+  private textAfterQuote = false;
   private readonly delimiter: number;
+  private readonly crlf: boolean;
 
-  constructor(delimiter: number) {
+  /** @param crlf whether lines end in CRLF: a CR after a closing quote is then its line's end, not text after it */
+  constructor(delimiter: number, crlf = false) {
     this.delimiter = delimiter;
+    this.crlf = crlf;
   }
 
   /** Whether the record is inside a quoted value (at the end of the file: a quote never closed). */
   get inQuotes(): boolean {
     return this.state === 'quoted';
+  }
+
+  /**
+   * Whether the record is one DuckDB names an unterminated quote: text after a closing quote (the
+   * quote that closed it was not the value's end), or a quote still open (at the end of the file).
+   */
+  get unterminated(): boolean {
+    return this.textAfterQuote || this.state === 'quoted';
+  }
+
+  /** Starts over for the next record. */
+  reset(): void {
+    this.state = 'field';
+    this.textAfterQuote = false;
   }
 
   /** The index in `chunk` of the newline ending the record, searching [from, to); -1 if it is not there. */
@@ -52,11 +73,15 @@ class RecordEnd {
         continue;
       }
       const b = chunk[i]!;
-      const start = this.state === 'field' || this.state === 'quote';
+      const state = this.state;
       if (b === NEWLINE) return i;
       if (b === this.delimiter) this.state = 'field';
-      else if (start && b === QUOTE) this.state = 'quoted';
-      else if (!(start && b === SPACE)) this.state = 'plain';
+      else if (b === QUOTE && state !== 'plain') this.state = 'quoted';
+      else if (b === SPACE && state === 'field') this.state = 'space';
+      else if (b !== SPACE || state !== 'quote') {
+        if (state === 'quote' && !(b === CR && this.crlf)) this.textAfterQuote = true;
+        this.state = 'plain';
+      }
     }
     return -1;
   }

@@ -2,7 +2,7 @@ import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckd
 import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../../shared/column-catalog.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { readerSql, type DropFile } from './drop-files.ts';
-import { dropRejectTables, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
+import { checkRecordCounts, dropRejectTables, keepLongRecords, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
 import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
 import type { Product } from './load-report.ts';
@@ -23,6 +23,19 @@ function asText(file: DropFile, key: string): string {
   const type = file.types.get(key) ?? 'VARCHAR';
   const col = quoteIdent(file.columns.get(key)!);
   return /[[\]]|MAP\(|STRUCT\(/.test(type) ? `CAST(to_json(${col}) AS VARCHAR)` : `CAST(${col} AS VARCHAR)`;
+}
+
+/**
+ * Characters of a delivered Placekey that are staged. A valid one has at most 64
+ * (shared/placekey.ts), so a longer one is staged cut to this length, still invalid: its row is
+ * rejected as `malformed_placekey` and the report's sample shows these characters. Whole keys
+ * of a megabyte each made the set of invalid keys (a primary key: an index over them) run a
+ * load out of its 768MB memory limit with 200 of them (measured with DuckDB 1.5.6).
+ */
+export const PLACEKEY_KEPT_CHARS = 80;
+
+function keptPlacekey(text: string): string {
+  return `CASE WHEN length(${text}) > ${PLACEKEY_KEPT_CHARS} THEN left(${text}, ${PLACEKEY_KEPT_CHARS}) ELSE ${text} END`;
 }
 
 /** A spec column's typed value; integers refuse values with a fraction rather than round them. */
@@ -85,7 +98,8 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     const { file, onlyRowsWith } = group[0]!;
     const raw = layout.stage.map((c) => {
       const key = c.sources.find((n) => file.columns.has(n));
-      return key === undefined ? `CAST(NULL AS VARCHAR) AS ${quoteIdent(c.name)}` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
+      if (key === undefined) return `CAST(NULL AS VARCHAR) AS ${quoteIdent(c.name)}`;
+      return c.name === 'placekey' ? `${keptPlacekey(asText(file, key))} AS placekey` : `${asText(file, key)} AS ${quoteIdent(c.name)}`;
     });
     // Every row of the files is staged, in file order (insertion order is preserved across the
     // files of one read), so a row's position in its file is its rowid less the file's first;
@@ -126,6 +140,8 @@ async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: 
   }
   await keepRejects(conn, product, params);
   if (misread) await keepOpenQuotesAtEnd(conn, product, group);
+  await keepLongRecords(conn, product, group);
+  await checkRecordCounts(conn, table, product, group);
 }
 
 /** Column naming each row's file when several are read at once (not a name a drop uses). */

@@ -24,7 +24,7 @@ export const REJECT_REASONS = {
   unterminated_quote: 'a quoted value is not closed where it should be: it runs on to the next quote character in the file (or its end), and the record, every line from `line` to `end_line`, is rejected',
   stray_quote: 'a quote character inside an unquoted value, or text after a closing quote',
   invalid_encoding: 'the line holds bytes that are not valid UTF-8 (in a file that is otherwise UTF-8)',
-  line_too_long: 'the line is over the 2,000,000-byte limit',
+  line_too_long: 'the record is over the 2,000,000-byte line limit (its line ending included; a quoted value running over lines makes one record of them, from `line` to `end_line`)',
   unreadable_row: 'the CSV reader could not read the line',
 } as const;
 
