@@ -6,16 +6,25 @@ import { DECODER_LABEL } from './text-encoding.ts';
 
 /**
  * Put in the UTF-8 copy where a UTF-16 file holds a code unit that is not text (a surrogate
- * without its pair, a last odd byte): a byte that is never UTF-8, so DuckDB's reader rejects that
- * line as `invalid_encoding`, as it does a bad byte in a UTF-8 file, instead of loading U+FFFD.
+ * without its pair, a last odd byte), or a Windows-1252 file a byte that is no character there:
+ * a byte that is never UTF-8, so DuckDB's reader rejects that line as `invalid_encoding`, as it
+ * does a bad byte in a UTF-8 file, instead of loading U+FFFD or a C1 control character.
  */
 const NOT_UTF8 = Buffer.from([0xff]);
 const LONE_SURROGATE = /([\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF])/;
+/** What the WHATWG Windows-1252 decoder makes of the bytes that are no character there (UNDEFINED_1252): the C1 controls of the same numbers. */
+const UNDEFINED_1252_DECODED = /([\u0081\u008d\u008f\u0090\u009d])/;
+
+/** UTF-8 bytes of decoded text, each match of `notText` (one capturing group) replaced by NOT_UTF8. */
+function utf8Of(text: string, notText: RegExp): Buffer {
+  const parts = text.split(notText);
+  if (parts.length === 1) return Buffer.from(text, 'utf8');
+  return Buffer.concat(parts.map((part, i) => (i % 2 ? NOT_UTF8 : Buffer.from(part, 'utf8'))));
+}
 
 /** UTF-8 bytes of text decoded from UTF-16, each lone surrogate replaced by NOT_UTF8. */
-function utf8Of(text: string): Buffer {
-  if (text.isWellFormed()) return Buffer.from(text, 'utf8');
-  return Buffer.concat(text.split(LONE_SURROGATE).map((part, i) => (i % 2 ? NOT_UTF8 : Buffer.from(part, 'utf8'))));
+function utf8OfUtf16(text: string): Buffer {
+  return text.isWellFormed() ? Buffer.from(text, 'utf8') : utf8Of(text, LONE_SURROGATE);
 }
 
 /**
@@ -37,11 +46,11 @@ function fromUtf16(bigEndian: boolean): Transform {
       const lastUnit = whole >= 2 ? (bigEndian ? bytes.readUInt16BE(whole - 2) : bytes.readUInt16LE(whole - 2)) : 0;
       if (lastUnit >= 0xd800 && lastUnit <= 0xdbff) whole -= 2;
       carry = Buffer.from(bytes.subarray(whole));
-      done(null, utf8Of(unitsLe(bytes.subarray(0, whole), bigEndian).toString('utf16le')));
+      done(null, utf8OfUtf16(unitsLe(bytes.subarray(0, whole), bigEndian).toString('utf16le')));
     },
     flush(done) {
       const whole = carry.length & ~1;
-      const text = utf8Of(unitsLe(carry.subarray(0, whole), bigEndian).toString('utf16le'));
+      const text = utf8OfUtf16(unitsLe(carry.subarray(0, whole), bigEndian).toString('utf16le'));
       done(null, carry.length > whole ? Buffer.concat([text, NOT_UTF8]) : text);
     },
   });
@@ -52,12 +61,16 @@ function unitsLe(units: Buffer, bigEndian: boolean): Buffer {
   return bigEndian ? Buffer.from(units).swap16() : units;
 }
 
-/** Windows-1252 to UTF-8: every byte is a character there, and the WHATWG decoder maps each exactly. */
+/**
+ * Windows-1252 to UTF-8: the WHATWG decoder maps each byte exactly, one byte one character; the
+ * five bytes that are no character there (UNDEFINED_1252) it makes C1 controls, which are marked
+ * as not text instead (their lines rejected).
+ */
 function fromWindows1252(): Transform {
   const decoder = new TextDecoder(DECODER_LABEL['windows-1252']);
   return new Transform({
-    transform: (chunk: Buffer, _enc, done) => done(null, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8')),
-    flush: (done) => done(null, Buffer.from(decoder.decode(), 'utf8')),
+    transform: (chunk: Buffer, _enc, done) => done(null, utf8Of(decoder.decode(chunk, { stream: true }), UNDEFINED_1252_DECODED)),
+    flush: (done) => done(null, utf8Of(decoder.decode(), UNDEFINED_1252_DECODED)),
   });
 }
 

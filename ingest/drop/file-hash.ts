@@ -39,11 +39,12 @@ export interface FileFacts {
  * in the same pass, checking its length and CRC: DuckDB reads a gzip file cut short at a block
  * boundary as a shorter file without a word, which would publish part of a drop. With `text`, the
  * same pass classifies the (inflated) bytes' encoding (ingest/drop/text-encoding.ts).
- * @throws AppError BAD_DROP when a gzip file is truncated or corrupt, or the file is gone.
+ * @throws AppError BAD_DROP when a gzip file is truncated or corrupt, the file is gone, or its
+ *   encoding is unclear (UTF-8 or Windows-1252, ingest/drop/text-encoding.ts).
  */
 export async function fileFacts(file: string, text: boolean): Promise<FileFacts> {
   const hash = createHash('sha256');
-  const scan = text ? new TextEncodingScan() : null;
+  const scan = text ? new TextEncodingScan(path.basename(file)) : null;
   try {
     if (!/\.gz$/i.test(file)) {
       for await (const chunk of createReadStream(file, { highWaterMark: CHUNK })) {

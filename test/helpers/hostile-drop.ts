@@ -74,8 +74,7 @@ const partArb: fc.Arbitrary<PartCase> = fc.record({
 });
 
 export const dropCaseArb: fc.Arbitrary<DropCase> = fc.record({
-  // Ends in é: a UTF-8 part then holds a valid multi-byte character, which tells a damaged UTF-8
-  // file from a Windows-1252 one (ingest/drop/text-encoding.ts).
+  // Ends in é: every part's header holds a character that is not ASCII, written in the part's encoding.
   extra: hostileName.map((s) => s + 'é'),
   parts: fc.array(partArb, { minLength: 1, maxLength: 3 }),
   served: fc.boolean(),
@@ -99,14 +98,13 @@ export function partText(c: DropCase, part: PartCase, firstKey: number): string 
   const d = part.delimiter;
   const lines = [[...CORE_HEADER, c.extra].map((h) => quoted(h, d)).join(d)];
   part.rows.forEach((r, i) => {
-    const damage = part.encoding === 'windows-1252' && r.damage === 'invalid_encoding' ? 'none' : r.damage; // every byte is a character there
     const [name, v] = [representable(r.name, part.encoding), representable(r.value, part.encoding)];
     // The damaged unit goes inside an unquoted field (after a closing quote it would be a quoting error).
-    const street = damage === 'invalid_encoding' ? `1 Main${BAD_UNIT}St` : '1 Main St';
+    const street = r.damage === 'invalid_encoding' ? `1 Main${BAD_UNIT}St` : '1 Main St';
     const cells = [...coreRow(KEY_POOL[firstKey + i]!, name).map(String), v].map((x, j) => (j === 2 ? street : quoted(x, d)));
-    if (damage === 'unterminated_quote') cells[1] = `"${name}`;
-    if (damage === 'too_many_fields') cells.push('x');
-    lines.push((damage === 'too_few_fields' ? cells.slice(0, 3) : cells).join(d));
+    if (r.damage === 'unterminated_quote') cells[1] = `"${name}`;
+    if (r.damage === 'too_many_fields') cells.push('x');
+    lines.push((r.damage === 'too_few_fields' ? cells.slice(0, 3) : cells).join(d));
   });
   return lines.map((l) => l + part.newline).join('');
 }
@@ -114,14 +112,19 @@ export function partText(c: DropCase, part: PartCase, firstKey: number): string 
 /** The bytes of a part's text as delivered: its encoding (BAD_UNIT made invalid there), maybe gzipped. */
 export function encodePart(text: string, part: PartCase): Buffer {
   let bytes: Buffer;
-  if (part.encoding === 'windows-1252') bytes = Buffer.from(text, 'latin1');
-  else if (part.encoding.startsWith('utf-16')) {
+  // 0x81: never UTF-8 alone, and no character in Windows-1252 either, so damage whichever a file
+  // is read as: a UTF-8 part stays UTF-8 however few of its characters are not ASCII (a byte that
+  // is a Windows-1252 character weighs against UTF-8, ingest/drop/text-encoding.ts).
+  if (part.encoding === 'windows-1252') {
+    bytes = Buffer.from(text, 'latin1');
+    for (let i = bytes.indexOf(1); i !== -1; i = bytes.indexOf(1, i + 1)) bytes[i] = 0x81;
+  } else if (part.encoding.startsWith('utf-16')) {
     const units = Buffer.from(text, 'utf16le');
     for (let i = 0; i < units.length; i += 2) if (units.readUInt16LE(i) === 1) units.writeUInt16LE(0xd800, i); // a surrogate without its pair
     bytes = part.encoding === 'utf-16le' ? Buffer.concat([Buffer.from([0xff, 0xfe]), units]) : Buffer.concat([Buffer.from([0xfe, 0xff]), units.swap16()]);
   } else {
     const utf8 = Buffer.from(text);
-    for (let i = utf8.indexOf(1); i !== -1; i = utf8.indexOf(1, i + 1)) utf8[i] = 0xff; // never a UTF-8 byte
+    for (let i = utf8.indexOf(1); i !== -1; i = utf8.indexOf(1, i + 1)) utf8[i] = 0x81;
     bytes = part.encoding === 'utf-8-bom' ? Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), utf8]) : utf8;
   }
   return part.gzip ? gzipSync(bytes) : bytes;

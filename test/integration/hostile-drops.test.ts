@@ -16,6 +16,7 @@ import { writeParquetNamed } from '../helpers/parquet-names.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
+import { windows1252 } from '../helpers/windows-1252.ts';
 import { coreRow, CORE_HEADER, KEYS, writeCsv } from '../helpers/write-csv.ts';
 
 /** Header names made to break out of every quoting context of SQL (all lower-case: the load lower-cases names). */
@@ -152,8 +153,9 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     ]);
     const text = [line(CORE_HEADER), ...rows.map((r, i) => damaged.get(i) ?? r)];
     const drop = await newDrop();
-    // One byte that is not UTF-8 (row 2000) in a file that is UTF-8 (row 10 holds a valid é).
-    text[11] = text[11]!.replace('Place 10', 'Caf\u00e9 10');
+    // One byte that is not UTF-8 (row 2000, a Windows-1252 é) in a file that is UTF-8 (rows 10-13
+    // hold a valid é: four characters to one byte, the least that tells it, ingest/drop/text-encoding.ts).
+    for (const i of [10, 11, 12, 13]) text[i + 1] = text[i + 1]!.replace(`Place ${i}`, `Caf\u00e9 ${i}`);
     const bad = Buffer.from(text[2001]!.replace('Place 2000', 'Caf#'));
     bad[bad.indexOf('#')] = 0xe9;
     const body = Buffer.concat([Buffer.from(text.slice(0, 2001).join('\n') + '\n'), bad, Buffer.from('\n' + text.slice(2002).join('\n') + '\n')]);
@@ -290,6 +292,73 @@ lines",1 Main St,Springfield,MA,01020,US,722511,R,F,extra`, row(7),
       conn.closeSync();
       db.closeSync();
     }
+  });
+
+  /** `location_name` of each key as /v1 batch_lookup serves it from `dataDir`'s version (null: no such place). */
+  const servedNames = async (dataDir: string, keys: readonly string[]) => {
+    const server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
+    try {
+      const res = await postGraphql(server.url, { query: 'query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name } } }', variables: { k: keys } });
+      expect(res.status).to.equal(200);
+      return (res.body.data.batch_lookup as { placedata_core: { location_name: string } | null }[]).map((r) => r.placedata_core?.location_name ?? null);
+    } finally {
+      await server.close();
+    }
+  };
+  const coreCsv = (names: readonly string[], keys: readonly string[] = KEYS) => [CORE_HEADER.join(','), ...names.map((nm, i) => line(coreRow(keys[i]!, nm)))].join('\r\n') + '\r\n';
+
+  it('a Windows-1252 file holding a valid UTF-8 pair by coincidence (É + no-break space, C9 A0) is Windows-1252 from the whole file: nothing rejected, served exactly', async () => {
+    const drop = await newDrop();
+    const names = ['CAF\u00c9\u00a0DE PARIS', 'Crème Brûlée', 'Straße Ærø', 'Château Noël'];
+    const bytes = windows1252(coreCsv(names));
+    expect(bytes.includes(Buffer.from([0xc9, 0xa0]))).to.equal(true);
+    await writeFile(path.join(drop, 'core.csv'), bytes);
+    const dataDir = path.join(dir, 'cafe-data');
+    const { report } = await load(dataDir, drop);
+    expect(report.files.map((f) => [path.basename(f.path), f.encoding])).to.deep.equal([['core.csv', 'windows-1252']]);
+    expect(report.rejected_lines).to.deep.equal([]);
+    expect(report.products.core).to.deep.include({ rows_read: 4, rows_loaded: 4, rejected_total: 0 });
+    expect(await servedNames(dataDir, KEYS.slice(0, 4))).to.deep.equal(names);
+  });
+
+  it('a UTF-8 file with two bytes that are not (its characters 4 to 1 against them) is utf-8-damaged, those lines rejected; a Windows-1252 byte that is no character costs its line', async () => {
+    const drop = await newDrop();
+    const utf8Names = ['Café Ünïcødé', 'Caf#', 'Smörgåsbord', 'Joe#s Diner', 'Straße Ærø'];
+    const utf8 = Buffer.from(coreCsv(utf8Names));
+    utf8[utf8.indexOf('#')] = 0xe9; // a Windows-1252 é
+    utf8[utf8.indexOf('#')] = 0x92; // a Windows-1252 right quote
+    await writeFile(path.join(drop, 'core-a.csv'), utf8);
+    const ansiKeys = [0, 1, 2].map((i) => poiOf(9, i).placekey);
+    const ansi = windows1252(coreCsv(['Crème', 'Bad#byte', 'Noël'], ansiKeys));
+    ansi[ansi.indexOf('#')] = 0x81; // no character in Windows-1252
+    await writeFile(path.join(drop, 'core-b.csv'), ansi);
+    const dataDir = path.join(dir, 'damaged-encoding-data');
+    const { report } = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: { ...buildSettingsOf(testConfig(dataDir)), maxRejectShare: 1 } });
+    expect(report.files.map((f) => [path.basename(f.path), f.encoding])).to.deep.equal([['core-a.csv', 'utf-8-damaged'], ['core-b.csv', 'windows-1252']]);
+    expect(report.rejected_lines).to.deep.equal([
+      { file: 'core-a.csv', line: 3, end_line: 3, reason: 'invalid_encoding', products: ['core'] },
+      { file: 'core-a.csv', line: 5, end_line: 5, reason: 'invalid_encoding', products: ['core'] },
+      { file: 'core-b.csv', line: 3, end_line: 3, reason: 'invalid_encoding', products: ['core'] },
+    ]);
+    expect(await servedNames(dataDir, [...KEYS.slice(0, 5), ...ansiKeys])).to.deep.equal(
+      ['Café Ünïcødé', null, 'Smörgåsbord', null, 'Straße Ærø', 'Crème', null, 'Noël']);
+  });
+
+  it('a file whose evidence is unclear (1 UTF-8 pair against 2 bytes that are not UTF-8) is refused naming both readings, and the served version stays', async () => {
+    const dataDir = path.join(dir, 'unclear-data');
+    const good = await newDrop();
+    await writeCsv(path.join(good, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Served')]);
+    const { label } = await load(dataDir, good);
+    const drop = await newDrop();
+    await writeFile(path.join(drop, 'core.csv'), windows1252(coreCsv(['CAF\u00c9\u00a0DE PARIS', 'Crème', 'Straße'])));
+    const err = await load(dataDir, drop).then(() => null, (e: { code: string; message: string }) => ({ code: e.code, message: e.message }));
+    expect(err).to.deep.equal({
+      code: 'BAD_DROP',
+      message: 'core.csv: cannot tell whether the file is UTF-8 or Windows-1252: 1 valid UTF-8 multi-byte character (the first on line 2) against '
+        + '2 bytes that are not UTF-8 (the first on line 3), and either reading needs its count to be at least 4 times the other\'s; save the file as UTF-8 and deliver it again',
+    });
+    expect(await readPointer(dataDir)).to.equal(label);
+    expect(await servedNames(dataDir, KEYS.slice(0, 2))).to.deep.equal(['Served', null]);
   });
 
   it("the load's DuckDB reads only the drop and its work folder: /etc, the keys file and a version file are out of reach", async () => {
