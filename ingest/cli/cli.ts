@@ -366,12 +366,23 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
       if (opts.month !== undefined) assertReleaseMonth(opts.month);
       const c = config();
       const scanner = new InboxScanner(path.resolve(inbox));
+      const refused: string[] = [];
       await withQueue(c, async (q) => {
         const onDrop = async (dir: string) => {
           // A folder named for its month (inbox/2021-07) says its release month: a places-only drop
           // has no week to take it from, and the build month would label it wrongly.
           const month = opts.month ?? (MONTH_FOLDER_RE.test(path.basename(dir)) ? path.basename(dir) : null);
-          const identity = await identifyDrop([dir], month);
+          let identity;
+          try {
+            identity = await identifyDrop([dir], month);
+          } catch (e) {
+            // A drop refused while it is read (a corrupt gzip, an unclear encoding, a link out of
+            // it) costs that drop: the watch says so and goes on; the folder is tried again once it changes.
+            if (!isAppError(e) || !REFUSALS.has(e.code)) throw e;
+            refused.push(dir);
+            io.err(opts.json ? JSON.stringify({ dir, error: { code: e.code, message: e.message } }) : `refused ${dir}: error ${e.code}: ${e.message}`);
+            return;
+          }
           const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files });
           out(opts.json ? JSON.stringify({ job_id: job.id, created, dir, month }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}${month ? ` (release month ${month})` : ''}`);
         };
@@ -381,6 +392,7 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
           await new Promise((r) => setTimeout(r, opts.once ? Math.min(opts.interval, 1000) : opts.interval));
         }
       });
+      if (refused.length) throw new AppError(ErrorCodes.BAD_DROP, `${refused.length} drop folder(s) refused: ${refused.join(', ')}`);
     });
 }
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -321,6 +321,18 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
         await q2.close();
       }
       expect((await placedata(['watch', other, '--once', '--month', '2021-7'], qenv)).stderr).to.equal('error BAD_DROP: release month must be YYYY-MM; got "2021-7"\n');
+      // A drop refused while it is read costs that drop: the others are enqueued, the watch says
+      // which was refused and why (and, with --once, exits 2).
+      const mixed = path.join(dir, 'inbox3');
+      await mkdir(path.join(mixed, 'a-bad'), { recursive: true });
+      await writeFile(path.join(mixed, 'a-bad', 'core.csv.gz'), 'not gzip at all');
+      await mkdir(path.join(mixed, 'b-good'), { recursive: true });
+      await writeCsv(path.join(mixed, 'b-good', 'core.csv'), CORE_HEADER, [coreRow(KEYS[3]!, 'After a bad one')]);
+      const partly = await placedata(['watch', mixed, '--once'], qenv);
+      expect([partly.code, partly.stdout.replace(/drop-[0-9a-f]{40}/, 'drop-<id>'), partly.stderr]).to.deep.equal([2,
+        `enqueued drop-<id> from ${path.join(mixed, 'b-good')}\n`,
+        `refused ${path.join(mixed, 'a-bad')}: error BAD_DROP: core.csv.gz: not a complete gzip file (incorrect header check)\n`
+        + `error BAD_DROP: 1 drop folder(s) refused: ${path.join(mixed, 'a-bad')}\n`]);
     } finally {
       await removeQueue(queue);
     }
