@@ -340,7 +340,7 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
       if (rows.length === 0) out('no jobs');
     });
   cli.command('watch').summary('enqueue each complete drop folder that appears in an inbox')
-    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans). Runs until stopped, or scans and exits with --once.')
+    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans); a drop refused as it is listed (BAD_DROP) is reported on stderr and passed over until it changes. Runs until stopped, or scans and exits with --once.')
     .argument('<inbox>', 'folder whose sub-folders are drops')
     .option('--interval <ms>', 'scan interval', integer(100, 86_400_000), 5000)
     .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')
@@ -351,7 +351,16 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
       const scanner = new InboxScanner(path.resolve(inbox));
       await withQueue(c, async (q) => {
         const onDrop = async (dir: string) => {
-          const identity = await identifyDrop([dir], null);
+          let identity;
+          try {
+            identity = await identifyDrop([dir], null);
+          } catch (e) {
+            // A refused drop folder is reported and passed over (until it changes): one hostile
+            // drop does not stop the inbox.
+            if (!isAppError(e) || e.code !== ErrorCodes.BAD_DROP) throw e;
+            err(opts.json ? JSON.stringify({ error: { code: e.code, message: e.message }, dir }) : `refused ${dir}: ${e.code}: ${e.message}`);
+            return;
+          }
           const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month: null, dropId: identity.id, files: identity.files });
           out(opts.json ? JSON.stringify({ job_id: job.id, created, dir }) : `${created ? 'enqueued' : 'already queued'} ${job.id} from ${dir}`);
         };
