@@ -28,11 +28,13 @@ import type { HeldReason, HeldState } from '../../shared/held-state.ts';
 const MAX_REBUILDS = 5;
 
 export interface LoadOptions {
-  /**
-   * The drop as the operator names it (folders, files, globs); for a queued load (expectedDropId),
-   * the files its enqueue listed, each taken as it sits (ingest/drop/list-drop.ts).
-   */
+  /** The drop as the operator names it (folders, files, globs), or the files an enqueue listed (`enqueued`). */
   readonly inputs: readonly string[];
+  /**
+   * The inputs are a queued job's files, as its enqueue listed them: each is taken as it sits (a
+   * link there now is refused, never resolved: ingest/drop/list-drop.ts), not as an operator's argument.
+   */
+  readonly enqueued?: boolean;
   readonly month: string | null;
   readonly settings: BuildSettings;
   /** Versions to keep after publishing (default: keep all). */
@@ -109,7 +111,7 @@ export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<Lo
   await cleanStaleBuilds(site.cache.dir, opts.settings.tempDir);
   // The drop's files are listed and opened once, and every read of the load (hash included)
   // goes through the opened files, closed when the load ends.
-  const opened = await openDrop(await listDrop(opts.inputs, { enqueued: opts.expectedDropId !== undefined }));
+  const opened = await openDrop(await listDrop(opts.inputs, { enqueued: opts.enqueued ?? false }));
   try {
     const drop = await identifyOpened(opened, opts.month);
     if (opts.expectedDropId !== undefined) {

@@ -50,7 +50,7 @@ describe('symbolic links and swapped files: a drop is a closed set of regular fi
     return d;
   };
   const newDataDir = () => path.join(dir, `data${++n}`);
-  const load = (dataDir: string, inputs: readonly string[], extra: { onProgress?: (p: LoadProgress) => void; expectedDropId?: string } = {}) =>
+  const load = (dataDir: string, inputs: readonly string[], extra: { onProgress?: (p: LoadProgress) => void; expectedDropId?: string; enqueued?: boolean } = {}) =>
     loadDrop({ dataDir, inputs, month: '2022-04', settings: { ...buildSettingsOf(testConfig(dataDir)), maxRejectShare: 0.5 }, ...extra });
   /** Loads and expects a refusal: its code and message; nothing published, no version file, no handle left open. */
   const refusal = async (inputs: readonly string[], extra: Parameters<typeof load>[2] = {}) => {
@@ -188,13 +188,13 @@ describe('symbolic links and swapped files: a drop is a closed set of regular fi
     expect(await heldUnder(dir)).to.deep.equal([]);
   });
 
-  it('a queued load: a file swapped for a link after enqueueing is refused by the worker\'s own listing', async () => {
+  it('a queued load (as the worker runs it): a file swapped for a link after enqueueing is refused by the worker\'s own listing', async () => {
     const drop = await newDrop();
     const identity = await identifyDrop([drop], '2022-04');
     expect(identity.files.map((f) => f.path)).to.deep.equal([path.join(drop, 'core.csv')]);
     await symlink(path.join(outside, 'core.csv'), path.join(drop, 'swap'));
     await rename(path.join(drop, 'swap'), path.join(drop, 'core.csv'));
-    expect(await refusal(identity.files.map((f) => f.path), { expectedDropId: identity.id })).to.deep.equal({
+    expect(await refusal(identity.files.map((f) => f.path), { expectedDropId: identity.id, enqueued: true })).to.deep.equal({
       code: 'BAD_DROP', message: `core.csv: a symbolic link to ${path.join(outside, 'core.csv')} since the drop was enqueued; the loader follows no link out of a drop`,
     });
   });
