@@ -9,6 +9,7 @@ import { buildInstanceOptions } from './build-instance-options.ts';
 import { checkProduct, keySql } from '../drop/check-product.ts';
 import { inspectDrop, type DropFile } from '../drop/drop-files.ts';
 import type { DropIdentity } from '../drop/drop-id.ts';
+import type { OpenedFile } from '../drop/open-drop.ts';
 import type { LoadReport, Product, ProductReport } from '../drop/load-report.ts';
 import { collectInvalidPlacekeys } from '../drop/invalid-placekeys.ts';
 import { isResourceFailure, resourceError, type SpillUse } from '../drop/load-failure.ts';
@@ -52,6 +53,8 @@ export interface BuildInput {
   readonly checkReleaseMonth?: (releaseMonth: string, source: LoadReport['release_month_source']) => void;
   /** The drop's files and content identity (recorded so a retried job can tell it already published). */
   readonly drop: DropIdentity;
+  /** The drop's files as opened (ingest/drop/open-drop.ts), `drop.files[i]`'s at `i`: every read goes through them. */
+  readonly sources: readonly OpenedFile[];
   readonly onProgress?: (progress: LoadProgress) => void;
 }
 
@@ -81,7 +84,7 @@ async function openBuildDb(file: string, s: BuildSettings, input: BuildInput): P
   const db = await DuckDBInstance.create(file, buildInstanceOptions({ ...s, tempDir: workDir }));
   try {
     const conn = await db.connect();
-    await confineLoad(conn, input.drop.files.map((f) => f.path), workDir);
+    await confineLoad(conn, input.sources.map((f) => f.readPath), workDir);
     return { db, conn };
   } catch (err) {
     db.closeSync();
@@ -133,7 +136,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
   try {
     const progress = input.onProgress ?? (() => undefined);
     progress({ phase: 'inspect', percent: 1 });
-    const files = await inspectDrop(conn, input.drop.files, workDirOf(input.targetFile, settings));
+    const files = await inspectDrop(conn, input.drop.files, input.sources, workDirOf(input.targetFile, settings));
     const report = emptyReport(files, input.drop, settings.maxRejectShare);
     report.column_differences = columnDifferences(files);
     const layouts: Record<Product, ProductLayout> = {
@@ -162,6 +165,8 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const rejectedLines = await readerRejectedLines(conn, files);
     report.rejected_lines = rejectedLines.lines;
     report.rejected_lines_total = rejectedLines.total;
+    // Every read of the drop is done: it must have stayed as listed and opened throughout.
+    for (const source of input.sources) await source.assertInPlace();
     for (const [product, r] of Object.entries(report.products)) assertUsable(product as Product, r, settings.maxRejectShare, report);
 
     if (input.month) report.release_month = input.month;

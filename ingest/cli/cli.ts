@@ -355,7 +355,7 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
       if (rows.length === 0) out('no jobs');
     });
   cli.command('watch').summary('enqueue each complete drop folder that appears in an inbox')
-    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans). Runs until stopped, or scans and exits with --once.')
+    .description('Watch an inbox folder: each sub-folder is a drop, enqueued once when complete (a _SUCCESS or .complete marker, or file sizes unchanged between two scans); a drop refused as it is listed (BAD_DROP) is reported on stderr and passed over until it changes. Runs until stopped, or scans and exits with --once (exit 2 if a drop was refused).')
     .argument('<inbox>', 'folder whose sub-folders are drops')
     .option('--interval <ms>', 'scan interval', integer(100, 86_400_000), 5000)
     .option('--once', 'scan twice (to see sizes settle), enqueue, and exit')

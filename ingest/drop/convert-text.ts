@@ -75,13 +75,13 @@ function fromWindows1252(): Transform {
 }
 
 /**
- * Writes a UTF-8 copy of a delivered text file (inflated when gzipped) that is in another encoding,
+ * Writes a UTF-8 copy of a delivered text file (inflated when `gzip`) that is in another encoding,
  * for DuckDB's reader, which reads UTF-8 only. Every character is converted exactly (a byte order
  * mark is dropped); lines stay where they were, so line numbers still match.
  */
-export async function convertToUtf8(file: string, encoding: keyof typeof DECODER_LABEL, out: string): Promise<void> {
+export async function convertToUtf8(file: string, gzip: boolean, encoding: keyof typeof DECODER_LABEL, out: string): Promise<void> {
   const convert = encoding === 'windows-1252' ? fromWindows1252() : fromUtf16(encoding === 'utf-16be');
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  const stages = /\.gz$/i.test(file) ? [source, createGunzip(), convert] : [source, convert];
+  const stages = gzip ? [source, createGunzip(), convert] : [source, convert];
   await pipeline([...stages, createWriteStream(out)]);
 }

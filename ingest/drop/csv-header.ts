@@ -58,10 +58,10 @@ function firstRecord(text: string, delimiter: string, atEnd: boolean): { fields:
   return { fields, newline: '\n' };
 }
 
-/** Reads the start of a (UTF-8) file, inflated when gzipped, up to `max` bytes or its end. */
-async function head(file: string, max: number): Promise<{ text: string; atEnd: boolean }> {
+/** Reads the start of a (UTF-8) file, inflated when `gzip`, up to `max` bytes or its end. */
+async function head(file: string, gzip: boolean, max: number): Promise<{ text: string; atEnd: boolean }> {
   const source = createReadStream(file, { highWaterMark: 64 * 1024 });
-  const stream = /\.gz$/i.test(file) ? source.pipe(createGunzip()) : source;
+  const stream = gzip ? source.pipe(createGunzip()) : source;
   const chunks: Buffer[] = [];
   let size = 0;
   let atEnd = true;
@@ -87,10 +87,11 @@ async function head(file: string, max: number): Promise<{ text: string; atEnd: b
  * newline is the one ending the header. DuckDB then reads the part with exactly this dialect and
  * these columns (no sniffing, which one damaged row in its sample could mislead).
  * @param name the file's name as delivered, for messages
+ * @param gzip whether `file` is gzipped (its name may not say: ingest/drop/open-drop.ts)
  * @throws AppError BAD_DROP when the header is over CSV_LIMITS or unreadable.
  */
-export async function readCsvHeader(file: string, name: string): Promise<CsvHeader> {
-  const { text, atEnd } = await head(file, CSV_LIMITS.maxHeaderBytes);
+export async function readCsvHeader(file: string, name: string, gzip: boolean): Promise<CsvHeader> {
+  const { text, atEnd } = await head(file, gzip, CSV_LIMITS.maxHeaderBytes);
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has no header row`);
   const order = /\.(tsv|txt)(\.gz)?$/i.test(name) ? ['\t', ...DELIMITERS.filter((d) => d !== '\t')] : DELIMITERS;

@@ -115,9 +115,9 @@ class RecordScan {
   }
 }
 
-function openText(file: string): Readable {
+function openText(file: string, gzip: boolean): Readable {
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  if (!/\.gz$/i.test(file)) return source;
+  if (!gzip) return source;
   const inflate = createGunzip({ chunkSize: 1 << 20 });
   source.on('error', (err) => inflate.destroy(err));
   return source.pipe(inflate);
@@ -130,9 +130,9 @@ function openText(file: string): Readable {
  * over its 32 MB buffer is dropped without a word, a quoted value of 50 MB is reported at the
  * line before it, and a quoted value over the limit spanning many lines is read as a reject per line.
  */
-export async function csvRecords(file: string, dialect: CsvDialect, maxLineBytes: number = CSV_LIMITS.maxLineBytes): Promise<CsvRecords> {
+export async function csvRecords(file: string, gzip: boolean, dialect: CsvDialect, maxLineBytes: number = CSV_LIMITS.maxLineBytes): Promise<CsvRecords> {
   const scan = new RecordScan(dialect, maxLineBytes);
-  for await (const chunk of openText(file)) scan.feed(chunk as Buffer);
+  for await (const chunk of openText(file, gzip)) scan.feed(chunk as Buffer);
   return scan.finish();
 }
 
@@ -141,7 +141,7 @@ export async function csvRecords(file: string, dialect: CsvDialect, maxLineBytes
  * empty lines as it spans, which DuckDB's reader skips, so every line keeps its number and DuckDB
  * never holds the record. Returns the records with their offsets in the copy.
  */
-export async function cutLongRecords(file: string, long: readonly LongRecord[], newline: CsvDialect['newline'], out: string): Promise<LongRecord[]> {
+export async function cutLongRecords(file: string, gzip: boolean, long: readonly LongRecord[], newline: CsvDialect['newline'], out: string): Promise<LongRecord[]> {
   const moved: LongRecord[] = [];
   let removed = 0;
   async function* cut(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
@@ -171,6 +171,6 @@ export async function cutLongRecords(file: string, long: readonly LongRecord[], 
       base += chunk.length;
     }
   }
-  await pipeline(openText(file), cut, createWriteStream(out));
+  await pipeline(openText(file, gzip), cut, createWriteStream(out));
   return moved;
 }

@@ -1,4 +1,4 @@
-import { glob, readdir, rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
@@ -7,7 +7,8 @@ import { convertToUtf8 } from './convert-text.ts';
 import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
 import { csvRecords, cutLongRecords, type CsvRecords } from './csv-records.ts';
 import type { DropFileDigest } from './drop-id.ts';
-import { disappeared, readFailure } from './load-failure.ts';
+import { readFailure } from './load-failure.ts';
+import type { OpenedFile } from './open-drop.ts';
 import { needsConversion, type TextEncoding } from './text-encoding.ts';
 
 export type FileFormat = 'csv' | 'parquet';
@@ -23,11 +24,16 @@ export interface DropFile {
   readonly path: string;
   readonly format: FileFormat;
   readonly bytes: number;
+  /** The file as opened for the load: checked in place before each read of it (OpenedFile.assertInPlace). */
+  readonly source: OpenedFile;
   /**
-   * What DuckDB reads: the file itself, or a copy in the build's folder: in UTF-8 (`encoding`),
-   * and without the records over the line limit (`records.long`, ingest/drop/csv-records.ts).
+   * What DuckDB and the record spans read: the opened file (`/proc/self/fd/<fd>`), or a copy in
+   * the build's folder: in UTF-8 (`encoding`), and without the records over the line limit
+   * (`records.long`, ingest/drop/csv-records.ts).
    */
   readonly readPath: string;
+  /** How `readPath` is compressed (named, since it has no `.gz` to tell). */
+  readonly compression: 'gzip' | 'none';
   /** A CSV file's records as DuckDB splits them, and those over the line limit (offsets in `readPath`); null for Parquet. */
   readonly records: CsvRecords | null;
   /** A CSV file's encoding as delivered (null for Parquet). */
@@ -48,48 +54,11 @@ export interface DropFile {
   readonly products: FileProducts;
 }
 
-const DATA_FILE_RE = /\.((csv|tsv|txt)(\.gz)?|parquet)$/i;
-
 /** A file's format by its name: Parquet, or delimited text (.csv, .tsv, .txt, each maybe gzipped). */
 export function formatOf(file: string): FileFormat | null {
   if (/\.parquet$/i.test(file)) return 'parquet';
   if (/\.(csv|tsv|txt)(\.gz)?$/i.test(file)) return 'csv';
   return null;
-}
-
-async function expandGlobs(inputs: readonly string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const input of inputs) {
-    if (!/[*?[]/.test(input)) {
-      out.push(input);
-      continue;
-    }
-    const matches: string[] = [];
-    for await (const m of glob(input)) matches.push(m);
-    if (matches.length === 0) throw new AppError(ErrorCodes.BAD_DROP, `no file matches ${input}`);
-    out.push(...matches.sort());
-  }
-  return out;
-}
-
-/** Expands the drop arguments (folders, files and globs) to data files, in a stable order. */
-export async function resolveDropPaths(inputs: readonly string[]): Promise<string[]> {
-  const files: string[] = [];
-  for (const input of await expandGlobs(inputs)) {
-    const info = await stat(input).catch(() => null);
-    if (!info) throw new AppError(ErrorCodes.BAD_DROP, `drop path not found: ${input}`);
-    if (info.isDirectory()) {
-      const names = (await readdir(input, { recursive: true })).filter((n) => DATA_FILE_RE.test(n)).sort();
-      files.push(...names.map((n) => path.resolve(input, n)));
-    } else if (formatOf(input)) {
-      files.push(path.resolve(input));
-    } else {
-      throw new AppError(ErrorCodes.BAD_DROP, `not a CSV (.csv, .tsv, .txt), gzipped CSV or Parquet file: ${input}`);
-    }
-  }
-  const unique = [...new Set(files)];
-  if (unique.length === 0) throw new AppError(ErrorCodes.BAD_DROP, 'the drop holds no CSV (.csv, .tsv, .txt), gzipped CSV or Parquet files');
-  return unique;
 }
 
 /** Names of the DuckDB tables one read's rejected CSV rows go to (`store_rejects`). */
@@ -108,12 +77,14 @@ const NEWLINE_SQL: Readonly<Record<CsvDialect['newline'], string>> = { '\n': "'\
  * instead of failing the read. `parallel: false` reads a CSV file on one thread (where the
  * parallel reader misreads quotes: ingest/drop/reader-rejects.ts `quotesMisread`).
  */
-export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount'>, sourceColumn: string, rejects: RejectTables, parallel = true): string {
+export function readerSql(file: Pick<DropFile, 'format' | 'dialect' | 'fieldCount' | 'compression'>, sourceColumn: string, rejects: RejectTables, parallel = true): string {
   const source = `filename = ${quoteLiteral(sourceColumn)}`;
-  if (file.format === 'parquet') return `read_parquet($files, ${source})`;
+  // No hive partitioning: a folder named `region=ZZ` must not overwrite the file's own `region`
+  // (the opened files' /proc paths name no folder either; this says it where it is read).
+  if (file.format === 'parquet') return `read_parquet($files, hive_partitioning = false, ${source})`;
   const { delimiter, newline } = file.dialect!;
   const columns = Array.from({ length: file.fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
-  return `read_csv($files, header = true, auto_detect = false, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
+  return `read_csv($files, header = true, auto_detect = false, compression = ${quoteLiteral(file.compression)}, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
     new_line = ${NEWLINE_SQL[newline]}, columns = {${columns}}, max_line_size = ${CSV_LIMITS.maxLineBytes},
     store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, ${source}${parallel ? '' : ', parallel = false'})`;
 }
@@ -170,15 +141,15 @@ async function parquetFieldNames(conn: DuckDBConnection, file: string): Promise<
   return names;
 }
 
-async function parquetColumns(conn: DuckDBConnection, file: string, name: string) {
+async function parquetColumns(conn: DuckDBConnection, source: OpenedFile, name: string) {
   let rows: { name: string; type: string }[];
   let names: string[];
   try {
-    const reader = await conn.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file)', { file });
+    const reader = await conn.runAndReadAll('DESCRIBE SELECT * FROM read_parquet($file, hive_partitioning = false)', { file: source.readPath });
     rows = reader.getRowObjectsJS().map((r) => ({ name: String(r['column_name']), type: String(r['column_type']) }));
-    names = await parquetFieldNames(conn, file);
+    names = await parquetFieldNames(conn, source.readPath);
   } catch (err) {
-    throw await readFailure(file, err);
+    throw await readFailure(source, err);
   }
   if (names.length > CSV_LIMITS.maxColumns) {
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has ${names.length} columns, over the limit of ${CSV_LIMITS.maxColumns}`);
@@ -229,38 +200,41 @@ export function productsOf(file: string, columns: ReadonlyMap<string, string>): 
 }
 
 /**
- * Sizes and classifies every file of a drop (as resolved and hashed by identifyDrop). A CSV file
- * in another encoding than UTF-8 is converted into `workDir` first, and read from there.
+ * Sizes and classifies every file of a drop (as listed, opened and hashed: `sources[i]` is
+ * `digests[i]`'s opened file). A CSV file in another encoding than UTF-8 is converted into
+ * `workDir` first, and read from there.
  */
-export async function inspectDrop(conn: DuckDBConnection, digests: readonly DropFileDigest[], workDir: string): Promise<DropFile[]> {
+export async function inspectDrop(conn: DuckDBConnection, digests: readonly DropFileDigest[], sources: readonly OpenedFile[], workDir: string): Promise<DropFile[]> {
   const files: DropFile[] = [];
   for (const [index, digest] of digests.entries()) {
     const file = digest.path;
+    const source = sources[index]!;
     const name = path.basename(file);
     const format = formatOf(file)!;
-    const info = await stat(file).catch(() => null);
-    if (!info) throw disappeared(file);
-    const bytes = info.size;
+    await source.assertInPlace();
+    const bytes = digest.bytes;
     if (bytes === 0) throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file is empty`);
     if (format === 'parquet') {
-      const { columns, types, ignored } = await parquetColumns(conn, file, name);
-      files.push({ path: file, format, bytes, readPath: file, records: null, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
+      const { columns, types, ignored } = await parquetColumns(conn, source, name);
+      files.push({ path: file, format, bytes, source, readPath: source.readPath, compression: 'none', records: null, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored, products: productsOf(file, columns) });
       continue;
     }
     const encoding = digest.encoding ?? 'utf-8';
-    let readPath = file;
+    const gzip = /\.gz$/i.test(file);
+    let readPath = source.readPath;
+    let compression: DropFile['compression'] = gzip ? 'gzip' : 'none';
     if (needsConversion(encoding)) {
       readPath = path.join(workDir, `converted-${index}.csv`);
-      await convertToUtf8(file, encoding, readPath).catch((err: unknown) => {
-        throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? disappeared(file) : err;
-      });
+      compression = 'none';
+      await convertToUtf8(source.readPath, gzip, encoding, readPath);
     }
-    const header = await readCsvHeader(readPath, name);
+    const header = await readCsvHeader(readPath, name, compression === 'gzip');
     const { columns, ignored } = columnMap(name, header.names, (i) => `c${i}`, (key) => key === '');
     const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
-    const cut = await withoutLongRecords(file, readPath, header.dialect, path.join(workDir, `cut-${index}.csv`));
+    const cut = await withoutLongRecords(readPath, compression === 'gzip', readPath !== source.readPath, header.dialect, path.join(workDir, `cut-${index}.csv`));
     files.push({
-      path: file, format, bytes, readPath: cut.readPath, records: cut.records, encoding, dialect: header.dialect, fieldCount: header.names.length,
+      path: file, format, bytes, source, readPath: cut.readPath, compression: cut.readPath === readPath ? compression : 'none', records: cut.records,
+      encoding, dialect: header.dialect, fieldCount: header.names.length,
       columns, types, ignored, products: productsOf(file, columns),
     });
   }
@@ -275,14 +249,11 @@ export async function inspectDrop(conn: DuckDBConnection, digests: readonly Drop
  * value spanning lines as a reject per line, holding gigabytes. Costs one streamed pass over the
  * (inflated) text, and a copy only for a file with such a record.
  */
-async function withoutLongRecords(file: string, readPath: string, dialect: CsvDialect, out: string): Promise<{ readPath: string; records: CsvRecords }> {
-  try {
-    const records = await csvRecords(readPath, dialect);
-    if (records.long.length === 0) return { readPath, records };
-    const long = await cutLongRecords(readPath, records.long, dialect.newline, out);
-    if (readPath !== file) await rm(readPath, { force: true });
-    return { readPath: out, records: { count: records.count, long } };
-  } catch (err) {
-    throw (err as NodeJS.ErrnoException).code === 'ENOENT' ? disappeared(file) : err;
-  }
+async function withoutLongRecords(readPath: string, gzip: boolean, ownCopy: boolean, dialect: CsvDialect, out: string): Promise<{ readPath: string; records: CsvRecords }> {
+  const records = await csvRecords(readPath, gzip, dialect);
+  if (records.long.length === 0) return { readPath, records };
+  const long = await cutLongRecords(readPath, gzip, records.long, dialect.newline, out);
+  // A converted copy is the build's own: the cut copy replaces it.
+  if (ownCopy) await rm(readPath, { force: true });
+  return { readPath: out, records: { count: records.count, long } };
 }

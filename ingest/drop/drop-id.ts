@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { formatOf, resolveDropPaths } from './drop-files.ts';
+import { formatOf } from './drop-files.ts';
 import { fileFacts } from './file-hash.ts';
+import { listDrop } from './list-drop.ts';
+import { openDrop, type OpenedDrop } from './open-drop.ts';
 import type { TextEncoding } from './text-encoding.ts';
 
 export interface DropFileDigest {
@@ -21,29 +22,44 @@ export interface DropIdentity {
 }
 
 /**
- * Identifies a drop by its content: each file's name, size and SHA-256, and the release month.
+ * Identifies an opened drop by its content: each file's name, size and SHA-256 (read through the
+ * handle the load then reads, so what is hashed is what is loaded), and the release month.
  * Enqueuing the same drop twice gives the same job id, so it is loaded once.
  */
-export async function identifyDrop(inputs: readonly string[], month: string | null): Promise<DropIdentity> {
-  const paths = await resolveDropPaths(inputs);
+export async function identifyOpened(drop: OpenedDrop, month: string | null): Promise<DropIdentity> {
+  const sources = drop.files;
   // Inflating each gzip file to check it (fileFacts) runs in zlib's thread pool: a file per core
   // at once instead of one after another (the hashing was 12.7 s of a 1M-POI drop's load).
-  const files: DropFileDigest[] = new Array(paths.length);
+  const files: DropFileDigest[] = new Array(sources.length);
   let next = 0;
   const worker = async () => {
-    while (next < paths.length) {
+    while (next < sources.length) {
       const i = next++;
-      const file = paths[i]!;
+      const source = sources[i]!;
       try {
-        files[i] = { path: file, bytes: (await stat(file)).size, ...await fileFacts(file, formatOf(file) === 'csv') };
+        files[i] = { path: source.path, bytes: source.bytes, ...await fileFacts(source, formatOf(source.path) === 'csv') };
       } catch (err) {
-        next = paths.length; // the drop is refused: no point reading the rest
+        next = sources.length; // the drop is refused: no point reading the rest
         throw err;
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(paths.length, availableParallelism()) }, worker));
+  await Promise.all(Array.from({ length: Math.min(sources.length, availableParallelism()) }, worker));
   const hash = createHash('sha256').update(`month=${month ?? ''}\n`);
   for (const f of [...files].sort((a, b) => a.sha256.localeCompare(b.sha256))) hash.update(`${path.basename(f.path)}\t${f.bytes}\t${f.sha256}\n`);
   return { id: 'drop-' + hash.digest('hex').slice(0, 40), files };
+}
+
+/**
+ * Lists, opens and identifies a drop given as the operator names it (folders, files, globs:
+ * ingest/drop/list-drop.ts), closing its files again: what `enqueue` and the inbox watcher
+ * queue. The worker's load lists and opens the files again itself.
+ */
+export async function identifyDrop(inputs: readonly string[], month: string | null): Promise<DropIdentity> {
+  const drop = await openDrop(await listDrop(inputs));
+  try {
+    return await identifyOpened(drop, month);
+  } finally {
+    await drop.close();
+  }
 }

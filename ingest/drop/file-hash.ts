@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { disappeared } from './load-failure.ts';
+import type { DropSource } from './open-drop.ts';
 import { TextEncodingScan, type TextEncoding } from './text-encoding.ts';
 
 /** Larger than the 64 KiB default: inflating in 1 MiB steps is about three times faster. */
@@ -42,21 +43,21 @@ export interface FileFacts {
  * @throws AppError BAD_DROP when a gzip file is truncated or corrupt, the file is gone, or its
  *   encoding is unclear (UTF-8 or Windows-1252, ingest/drop/text-encoding.ts).
  */
-export async function fileFacts(file: string, text: boolean): Promise<FileFacts> {
+export async function fileFacts(file: DropSource, text: boolean): Promise<FileFacts> {
   const hash = createHash('sha256');
-  const scan = text ? new TextEncodingScan(path.basename(file)) : null;
+  const scan = text ? new TextEncodingScan(path.basename(file.path)) : null;
   try {
-    if (!/\.gz$/i.test(file)) {
-      for await (const chunk of createReadStream(file, { highWaterMark: CHUNK })) {
+    if (!/\.gz$/i.test(file.path)) {
+      for await (const chunk of createReadStream(file.readPath, { highWaterMark: CHUNK })) {
         hash.update(chunk as Buffer);
         scan?.update(chunk as Buffer);
       }
     } else {
       const tap = new Transform({ transform: (chunk: Buffer, _enc, done) => done(null, hash.update(chunk) && chunk) });
-      await pipeline(createReadStream(file, { highWaterMark: CHUNK }), tap, createGunzip({ chunkSize: CHUNK }), sink(scan));
+      await pipeline(createReadStream(file.readPath, { highWaterMark: CHUNK }), tap, createGunzip({ chunkSize: CHUNK }), sink(scan));
     }
   } catch (err) {
-    throw hashFailure(file, err);
+    throw hashFailure(file.path, err);
   }
   return { sha256: hash.digest('hex'), encoding: scan?.result() ?? null };
 }

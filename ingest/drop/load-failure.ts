@@ -1,6 +1,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { DropSource } from './open-drop.ts';
 
 /** Lines of DuckDB's CSV errors that say why a file cannot be read (the rest is advice and settings). */
 const REASON_RE = /^(Expected Number of Columns.*|Maximum line size.*|It was not possible to automatically detect.*|Invalid unicode.*|Value with unterminated quote.*)$/m;
@@ -76,16 +77,27 @@ export function disappeared(file: string): AppError {
   return new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: the file disappeared during the load`);
 }
 
+/** DuckDB's message with each file's read path (`/proc/self/fd/<n>`, a converted copy) named as delivered. */
+function delivered(message: string, files: readonly DropSource[]): string {
+  let out = message;
+  for (const f of files) {
+    // `/proc/self/fd/2` is not `/proc/self/fd/20`.
+    out = out.split(f.readPath).reduce((text, part, i) => (i === 0 ? part : text + (/^\d/.test(part) ? f.readPath : f.path) + part), '');
+  }
+  return out;
+}
+
 /**
  * The error for drop files DuckDB could not read (one, or several read in one statement):
  * BAD_DROP naming the files and why, or the one that disappeared during the load. A resource
  * failure is returned as it is, for the caller to type.
  */
-export async function readFailure(files: string | readonly string[], err: unknown): Promise<unknown> {
+export async function readFailure(files: DropSource | readonly DropSource[], err: unknown): Promise<unknown> {
   if (isResourceFailure(err)) return err;
-  const all = typeof files === 'string' ? [files] : files;
+  const all = 'readPath' in files ? [files] : files;
   for (const file of all) {
-    if (await access(file).then(() => false, () => true)) return disappeared(file);
+    if (await access(file.path).then(() => false, () => true)) return disappeared(file.path);
   }
-  return new AppError(ErrorCodes.BAD_DROP, `cannot read ${all.map((f) => path.basename(f)).join(', ')}: ${duckdbReason(err)}`);
+  const reason = delivered(duckdbReason(err), all);
+  return new AppError(ErrorCodes.BAD_DROP, `cannot read ${all.map((f) => path.basename(f.path)).join(', ')}: ${reason}`);
 }

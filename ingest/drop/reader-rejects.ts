@@ -69,7 +69,7 @@ export async function quotesMisread(conn: DuckDBConnection): Promise<boolean> {
  */
 export async function keepOpenQuotesAtEnd(conn: DuckDBConnection, product: Product, read: readonly { readonly file: DropFile; readonly index: number }[]): Promise<void> {
   for (const { file, index } of read) {
-    const offset = await openQuoteAtEnd(file.readPath, file.dialect!.delimiter);
+    const offset = await openQuoteAtEnd(file.readPath, file.dialect!.delimiter, file.compression === 'gzip');
     if (offset === null) continue;
     // DuckDB's offset of a record is its first byte or the one after (ingest/drop/record-spans.ts).
     await conn.run(`INSERT INTO ${READER_REJECTS} SELECT $product, $index, $offset, NULL, 'UNQUOTED VALUE', 'Value with unterminated quote found at the end of the file'
@@ -140,7 +140,7 @@ export async function readerRejectedLines(conn: DuckDBConnection, files: readonl
     const file = files[index]!;
     const ofFile = rows.filter((r) => Number(r['file_idx']) === index);
     const records = ofFile.map((r) => ({ offset: Number(r['byte_pos']), newlines: r['newlines'] === null ? null : Number(r['newlines']) }));
-    const spans = await recordSpans(file.readPath, records, file.dialect!.delimiter);
+    const spans = await recordSpans(file.readPath, records, file.dialect!.delimiter, file.compression === 'gzip');
     ofFile.forEach((r, i) => lines.push({
       file: path.basename(file.path), line: spans[i]!.line, end_line: spans[i]!.endLine, reason: r['reason'] as RejectReason,
       products: (r['products'] as string[]).map((p) => p as Product),

@@ -172,12 +172,13 @@ class SpanWalker {
  * keeps 10,000 bytes), found by following the record to its end (RecordEnd).
  * @param records in ascending order of offset
  * @param delimiter the file's delimiter (one byte)
+ * @param gzip whether `file` is gzipped (its name may not say: ingest/drop/open-drop.ts)
  */
-export async function recordSpans(file: string, records: readonly RejectedRecord[], delimiter: string): Promise<LineSpan[]> {
+export async function recordSpans(file: string, records: readonly RejectedRecord[], delimiter: string, gzip: boolean): Promise<LineSpan[]> {
   if (records.length === 0) return [];
   const walker = new SpanWalker(records, delimiter.charCodeAt(0));
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  const stream = /\.gz$/i.test(file) ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
+  const stream = gzip ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       walker.feed(chunk);
@@ -196,13 +197,13 @@ export async function recordSpans(file: string, records: readonly RejectedRecord
  * ingest/drop/reader-rejects.ts) drops such a last record without reporting it. Follows every record
  * of the file (RecordEnd), for the report only.
  */
-export async function openQuoteAtEnd(file: string, delimiter: string): Promise<number | null> {
+export async function openQuoteAtEnd(file: string, delimiter: string, gzip: boolean): Promise<number | null> {
   const d = delimiter.charCodeAt(0);
   let record = new RecordEnd(d);
   let start = 0;
   let base = 0;
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  const stream = /\.gz$/i.test(file) ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
+  const stream = gzip ? source.pipe(createGunzip({ chunkSize: 1 << 20 })) : source;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       for (let end = record.find(chunk, 0, chunk.length); end !== -1; end = record.find(chunk, end + 1, chunk.length)) {

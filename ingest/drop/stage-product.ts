@@ -127,9 +127,12 @@ async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: 
     try {
       await conn.run(sql(parallel), params, types);
     } catch (err) {
-      throw await readFailure(group.map((g) => g.file.path), err);
+      throw await readFailure(group.map((g) => g.file), err);
     }
   };
+  // DuckDB reads the opened files; the drop must still hold them as listed (deleted, replaced or
+  // written to meanwhile: refused by name).
+  for (const { file } of group) await file.source.assertInPlace();
   await run(true);
   if (group[0]!.file.format !== 'csv') return;
   const misread = await quotesMisread(conn);
@@ -155,15 +158,15 @@ const SOURCE_COLUMN = '__placedata_source_file';
 const FILES_PER_READ = 4;
 
 /**
- * A product's files in runs of consecutive files with the same format, dialect, columns and row
- * filter (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
+ * A product's files in runs of consecutive files with the same format, compression (named to
+ * DuckDB, as read paths carry no `.gz`), dialect, columns and row filter (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
  * order is kept.
  */
 function sameShapeGroups(layout: ProductLayout): StageFile[][] {
   const groups: StageFile[][] = [];
   let lastKey: string | null = null;
   for (const f of layout.files) {
-    const key = JSON.stringify([f.file.format, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    const key = JSON.stringify([f.file.format, f.file.compression, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
     if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
     else groups.push([f]);
     lastKey = key;

@@ -10,7 +10,9 @@ import type { VersionSite } from '../../shared/version-site.ts';
 import { verifyBuiltFile } from '../../shared/verify-built-file.ts';
 import { readVersionInfo } from '../../shared/version-info.ts';
 import { buildVersion, type BuildSettings, type LoadProgress } from '../build/build-version.ts';
-import { identifyDrop, type DropIdentity } from '../drop/drop-id.ts';
+import { identifyOpened, type DropIdentity } from '../drop/drop-id.ts';
+import { listDrop } from '../drop/list-drop.ts';
+import { openDrop, type OpenedFile } from '../drop/open-drop.ts';
 import { resourceError } from '../drop/load-failure.ts';
 import type { LoadReport } from '../drop/load-report.ts';
 import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../build/temp-files.ts';
@@ -27,7 +29,13 @@ import type { HeldReason, HeldState } from '../../shared/held-state.ts';
 const MAX_REBUILDS = 5;
 
 export interface LoadOptions {
+  /** The drop as the operator names it (folders, files, globs), or the files an enqueue listed (`enqueued`). */
   readonly inputs: readonly string[];
+  /**
+   * The inputs are a queued job's files, as its enqueue listed them: each is taken as it sits (a
+   * link there now is refused, never resolved: ingest/drop/list-drop.ts), not as an operator's argument.
+   */
+  readonly enqueued?: boolean;
   readonly month: string | null;
   readonly settings: BuildSettings;
   /** Versions to keep after publishing (default: keep all). */
@@ -109,18 +117,25 @@ export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<Lo
   const progress = opts.onProgress ?? (() => undefined);
   await mkdir(site.cache.dir, { recursive: true });
   await cleanStaleBuilds(site.cache.dir, opts.settings.tempDir);
-  const drop = await identifyDrop(opts.inputs, opts.month);
-  if (opts.expectedDropId !== undefined) {
-    if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');
-    const loaded = await alreadyLoaded(site, drop, opts);
-    if (loaded) return loaded;
-  } else {
-    await site.lock.using(() => adoptWholeCopies(site, opts.settings.memoryLimit));
-  }
-  for (let build = 1; build <= MAX_REBUILDS; build++) {
-    const result = await buildAndPublish(opts, site, drop, progress);
-    if (result) return result;
-    progress({ phase: 'stage', percent: 0 }); // the base changed while building: build again from the new one
+  // The drop's files are listed and opened once, and every read of the load (hash included)
+  // goes through the opened files, closed when the load ends.
+  const opened = await openDrop(await listDrop(opts.inputs, { enqueued: opts.enqueued ?? false }));
+  try {
+    const drop = await identifyOpened(opened, opts.month);
+    if (opts.expectedDropId !== undefined) {
+      if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');
+      const loaded = await alreadyLoaded(site, drop, opts);
+      if (loaded) return loaded;
+    } else {
+      await site.lock.using(() => adoptWholeCopies(site, opts.settings.memoryLimit));
+    }
+    for (let build = 1; build <= MAX_REBUILDS; build++) {
+      const result = await buildAndPublish(opts, site, drop, opened.files, progress);
+      if (result) return result;
+      progress({ phase: 'stage', percent: 0 }); // the base changed while building: build again from the new one
+    }
+  } finally {
+    await opened.close();
   }
   // Transient (other loads kept publishing first): a queued load is retried with backoff.
   throw new Error(`the published version changed during each of ${MAX_REBUILDS} builds; will retry`);
@@ -131,7 +146,7 @@ type Published = { readonly kind: 'published'; readonly file: string; readonly r
   | { readonly kind: 'held'; readonly file: string };
 
 /** One build on the current pointer, published if the pointer still names its base; null if not. */
-async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
+async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, sources: readonly OpenedFile[], progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
   const baseLabel = await site.pointer.read();
   const base = baseLabel ? await readBase(site, baseLabel, opts.settings.memoryLimit) : null;
   const builtAt = (opts.now ?? (() => new Date()))();
@@ -141,7 +156,7 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
   const temp = buildTempPath(site.cache.dir);
   try {
     const { label, report, manifest, lookup, profile } = await buildVersion({
-      targetFile: temp, month: opts.month, builtAt, drop, onProgress: progress, base, labelFor: (month) => makeLabel(epoch, month),
+      targetFile: temp, month: opts.month, builtAt, drop, sources, onProgress: progress, base, labelFor: (month) => makeLabel(epoch, month),
       // Against the base: the publish below happens only while the pointer still names it.
       checkReleaseMonth: opts.allowOlder ? undefined : (month, source) => assertReleaseOrder(month, source, baseLabel),
     }, opts.settings);

@@ -1,20 +1,26 @@
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { walkFolder } from '../drop/walk-folder.ts';
 
 /** Marker files a sender may write last to say a drop folder is complete. */
 export const COMPLETE_MARKERS = ['_SUCCESS', '.complete'];
 
+/**
+ * A drop folder's regular files and links (sizes and times), found without following a link
+ * (ingest/drop/walk-folder.ts): a loop costs one entry, a link out of the folder is not looked
+ * into. A link counts as an entry, so a drop holding one is handed on, and refused by its listing
+ * (ingest/drop/list-drop.ts) if it leads out.
+ */
 async function snapshot(dir: string): Promise<{ signature: string; marked: boolean; files: number }> {
-  const names = (await readdir(dir, { recursive: true })).sort();
+  const entries = await walkFolder(dir);
   const parts: string[] = [];
   let files = 0;
-  for (const name of names) {
-    const info = await stat(path.join(dir, name)).catch(() => null);
-    if (!info?.isFile()) continue;
+  for (const { rel, stats } of entries) {
+    if (!stats.isFile() && !stats.isSymbolicLink()) continue;
     files++;
-    parts.push(`${name}:${info.size}:${info.mtimeMs}`);
+    parts.push(`${rel}:${stats.isSymbolicLink() ? 'link' : stats.size}:${stats.mtimeNs}`);
   }
-  return { signature: parts.join('|'), marked: names.some((n) => COMPLETE_MARKERS.includes(path.basename(n))), files };
+  return { signature: parts.join('|'), marked: entries.some((e) => COMPLETE_MARKERS.includes(path.basename(e.rel))), files };
 }
 
 /**

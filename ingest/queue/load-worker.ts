@@ -86,7 +86,7 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
     const events = jobEvents(job, log, metrics);
     try {
       const options = {
-        inputs: job.data.inputs, month: job.data.month, settings: settings.build,
+        inputs: job.data.inputs, enqueued: true, month: job.data.month, settings: settings.build,
         retain: settings.retain, expectedDropId: job.data.dropId, guards: job.data.force ? null : settings.guards ?? null,
         allowOlder: job.data.allowOlder === true,
         onProgress: (p: LoadProgress) => {

@@ -95,7 +95,7 @@ describe('text encoding: decided from the whole file\'s evidence, or refused nam
     const dir = await makeTempDir('text-encoding');
     try {
       await writeFile(path.join(dir, 'in.csv'), bytes);
-      await convertToUtf8(path.join(dir, 'in.csv'), 'windows-1252', path.join(dir, 'out.csv'));
+      await convertToUtf8(path.join(dir, 'in.csv'), false, 'windows-1252', path.join(dir, 'out.csv'));
       // Each such byte is 0xFF in the copy, a byte that is never UTF-8: DuckDB rejects the line.
       expect(await readFile(path.join(dir, 'out.csv'))).to.deep.equal(Buffer.concat([Buffer.from('name\nCrème\na'), Buffer.from([0xff, 0x0a, 0xff, 0xff, 0xff, 0xff, 0x0a]), Buffer.from('Straße\n')]));
     } finally {
@@ -152,7 +152,7 @@ describe('text encoding: decided from the whole file\'s evidence, or refused nam
         }
         expect(result).to.equal('windows-1252');
         await writeFile(path.join(dir, 'in.csv'), bytes);
-        await convertToUtf8(path.join(dir, 'in.csv'), 'windows-1252', path.join(dir, 'out.csv'));
+        await convertToUtf8(path.join(dir, 'in.csv'), false, 'windows-1252', path.join(dir, 'out.csv'));
         expect((await readFile(path.join(dir, 'out.csv'))).toString('utf8')).to.equal(text);
         outcomes.exact++;
       }), { numRuns: 400 });
