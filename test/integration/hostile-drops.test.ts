@@ -92,6 +92,23 @@ describe('hostile and damaged drops: a header is data, a bad row costs one row, 
     }
   });
 
+  it('a Parquet file in a folder named like a hive partition (region=ZZ) serves its own values, not the folder\'s', async () => {
+    const drop = await newDrop();
+    await mkdir(path.join(drop, 'region=ZZ'));
+    await writeParquetNamed(path.join(drop, 'region=ZZ', 'core.parquet'), CORE_HEADER, [coreRow(KEYS[0]!, 'Hive')]);
+    const dataDir = path.join(dir, 'hive-data');
+    const { label, report } = await load(dataDir, drop);
+    expect(report.products.core).to.deep.include({ rows_read: 1, rows_loaded: 1, rejected_total: 0 });
+    const server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
+    try {
+      const res = await postGraphql(server.url, { query: 'query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placedata_core { location_name region other_columns } } }', variables: { k: [KEYS[0]] } });
+      const row = Object.fromEntries(CORE_HEADER.map((h, i) => [h, coreRow(KEYS[0]!, 'Hive')[i]]));
+      expect(res.body).to.deep.equal({ data: { batch_lookup: [{ placedata_core: { location_name: 'Hive', region: row['region'], other_columns: {} } }] }, extensions: { row_count: 1, version_date: label } });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('a Parquet file naming a column twice (or twice but for case) is refused as the CSV is, by the names its schema writes; the served version stays', async () => {
     const dataDir = path.join(dir, 'parquet-twice-data');
     const good = await newDrop();
