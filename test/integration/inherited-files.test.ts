@@ -152,6 +152,11 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
       // A week of the missing file, alone or beside intact ones: refused whole, naming the weeks, before anything is read.
       const oneWeek = `Dataset version ${v3.label} cannot answer this on this server: weekly patterns for the week of ${W1} are unavailable (the file holding them is missing); the rest of the version is served`;
       expect(await ask(server, true, [W1, W4])).to.deep.equal(refusal(v3.label, oneWeek));
+      // GraphQL over HTTP: the answer has data (batch_lookup: null), so 200 under both media types, on both paths.
+      for (const [route, accept] of [['/v1/graphql', 'application/json'], ['/v2/graphql', 'application/graphql-response+json']] as const) {
+        const res = await postGraphql(server.url, { query: query(true, [W1, W4]), variables: { k: ASKED } }, { accept }, route);
+        expect([res.status, res.headers.get('content-type'), res.body]).to.deep.equal([200, `${accept}; charset=utf-8`, refusal(v3.label, oneWeek)]);
+      }
       expect(await ask(server, false, [W2, W1])).to.deep.equal(refusal(v3.label,
         `Dataset version ${v3.label} cannot answer this on this server: weekly patterns for the weeks of ${W1} and ${W2} are unavailable (the file holding them is missing); the rest of the version is served`));
       const range = await postGraphql(server.url, { query: `{ batch_lookup(placekeys: ["${K1}"]) { placedata_weekly_patterns_range(start_date: "${W2}", end_date: "${W4}") { raw_visit_counts } } }` });
