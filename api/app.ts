@@ -7,6 +7,7 @@ import { exportRequest } from './export/export-request.ts';
 import { exportCharge, exportRoute, exportSlots } from './export/export-route.ts';
 import { graphqlRoute } from './http/graphql-route.ts';
 import { metricsRoute } from './http/metrics-route.ts';
+import { readiness } from './http/readiness.ts';
 import type { KeyRing } from './http/key-ring.ts';
 import type { KeyRateLimiter } from './http/key-rate-limiter.ts';
 import { rateLimit } from './http/rate-limit.ts';
@@ -91,14 +92,7 @@ export function createApp(options: AppOptions): express.Express {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  app.get('/readyz', (_req, res) => {
-    const current = options.store.current;
-    // A version the pointer names that this process refused (a damaged file): said, with why.
-    const refused = options.store.refused;
-    const why = refused ? { refused: { version_date: refused.label, reason: refused.reason, at: refused.at } } : {};
-    if (current) res.json({ status: 'ready', version_date: current.label, ...why });
-    else res.status(503).json({ status: 'not_ready', version_date: null, ...why });
-  });
+  app.get('/readyz', readiness(options.store));
   app.get('/metrics', metricsRoute(metrics, options.metricsToken ?? null));
   app.use(webPages());
   app.use(statusRoutes({ ...options, ...options.admin }));

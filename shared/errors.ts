@@ -54,6 +54,11 @@ export const ErrorCodes = {
   VERSION_HELD: 'VERSION_HELD',
   /** Publish or discard named a version that is not held. */
   VERSION_NOT_HELD: 'VERSION_NOT_HELD',
+  /**
+   * A request needs data held by a file of its version that this server cannot read (an
+   * inherited file missing or failing its checksum); the rest of the version is served.
+   */
+  DATA_UNAVAILABLE: 'DATA_UNAVAILABLE',
   /** A look-up store (an immutable file's serving documents in lmdb) failed a check: that file's look-ups go to DuckDB. */
   LOOKUP_STORE_DAMAGED: 'LOOKUP_STORE_DAMAGED',
   KEY_EXISTS: 'KEY_EXISTS',

@@ -47,19 +47,24 @@ export class FileVerifier {
 
   /**
    * Resolves when `file` has the sha256 `expected`, from a remembered proof or by hashing it.
+   * What the hash was is remembered either way.
    * @throws AppError VERSION_INVALID naming the file when it does not (damaged or replaced).
    */
   async verify(file: string, label: string, expected: string): Promise<void> {
     const identity = await identityOf(file);
     const proof = await this.#proof(label);
-    if (proof && proof.sha256 === expected && sameIdentity(proof, identity)) return;
-    const actual = await fileSha256(file);
-    if (actual !== expected) {
-      throw new AppError(ErrorCodes.VERSION_INVALID, `${path.basename(file)} is damaged: its sha256 is ${actual.slice(0, 12)}..., published as ${expected.slice(0, 12)}...`);
+    const damaged = (actual: string) => new AppError(ErrorCodes.VERSION_INVALID, `${path.basename(file)} is damaged: its sha256 is ${actual.slice(0, 12)}..., published as ${expected.slice(0, 12)}...`);
+    if (proof && sameIdentity(proof, identity)) {
+      if (proof.sha256 === expected) return;
+      // A damaged file is remembered too: a web process serving without it checks it again on
+      // every poll (to serve it once it is repaired), and only a changed file is hashed again.
+      throw damaged(proof.sha256);
     }
+    const actual = await fileSha256(file);
     // The file must not have changed while it was hashed.
     if (!sameIdentity(identity, await identityOf(file))) throw new AppError(ErrorCodes.VERSION_INVALID, `${path.basename(file)} changed while it was verified`);
     await this.#remember(label, { ...identity, sha256: actual });
+    if (actual !== expected) throw damaged(actual);
   }
 
   /** Records a proof for a file whose sha256 the caller has just computed (a build or a verified download). */

@@ -71,7 +71,7 @@ export class VersionCache {
   async #ensure(label: string, sha256: string, part: FilePart): Promise<string> {
     const { final, proof } = this.#where(label, part);
     if (this.local) {
-      if (!(await exists(final))) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `version ${label} is not stored`);
+      if (!(await exists(final))) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `${path.basename(final)} is missing`);
       await this.verifier.verify(final, proof, sha256);
       return final;
     }

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { NextFunction, Request, Response } from 'express';
-import { ErrorCodes } from '../../shared/errors.ts';
+import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { sendError } from '../http/error-body.ts';
 import { csvField } from '../../shared/csv-field.ts';
@@ -69,7 +69,8 @@ function fileName(request: ExportRequest, period: string | null): string {
 
 /**
  * Streams the export (after exportRequest, the slot, the charge and takeLease). The week or
- * month is checked against the leased version (404 WEEK_NOT_FOUND, MONTH_NOT_FOUND), then the rows stream from a DuckDB
+ * month is checked against the leased version (404 WEEK_NOT_FOUND, MONTH_NOT_FOUND; 503
+ * DATA_UNAVAILABLE when the file holding it is missing or damaged here), then the rows stream from a DuckDB
  * connection of the export's own (ServedVersion.connectApart) in chunks, with backpressure.
  *
  * The version stays open until that connection is closed: the export retains it itself, since
@@ -93,6 +94,14 @@ export function exportRoute(log: Logger, stallMs: number) {
       return sendError(res, 404, rule.code,
         `Dataset version ${version.label} has no ${rule.product} patterns for the ${kind} of ${period ?? '(newest)'}: ${held} (${rule.namedBy})`);
     }
+    let source: ReturnType<ServedVersion['sourceOf']>;
+    try {
+      source = version.sourceOf(EXPORT_PRODUCTS[request.product].product, period);
+    } catch (err) {
+      // The file holding it is missing or damaged on this machine: the rest of the version is served.
+      if (isAppError(err)) return sendError(res, 503, err.code, err.message);
+      throw err;
+    }
     const headers: Record<string, string> = {
       'Content-Type': CONTENT_TYPES[request.format],
       'Content-Disposition': `attachment; filename="${fileName(request, period)}"`,
@@ -115,7 +124,6 @@ export function exportRoute(log: Logger, stallMs: number) {
     let result: StreamResult | { outcome: 'failed'; rows: number; bytes: number } | null = null;
     try {
       conn = await version.connectApart();
-      const source = version.sourceOf(EXPORT_PRODUCTS[request.product].product, period);
       const columns = await exportColumns(conn, request.product, source);
       const { sql, params } = exportSql(request.product, source, columns, request.format, { period, region: request.region });
       const stream = await conn.stream(sql, params);

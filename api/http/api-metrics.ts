@@ -57,6 +57,13 @@ export class ApiMetrics {
       },
     });
     new Gauge({
+      name: 'placedata_unavailable_files', help: 'Inherited files of the version in service that are missing or damaged on this machine, by reason (missing, checksum_mismatch): requests needing what they hold are refused with DATA_UNAVAILABLE (/readyz names them)', labelNames: ['reason'], registers,
+      collect() {
+        this.reset();
+        for (const reason of ['missing', 'checksum_mismatch'] as const) this.set({ reason }, store.current?.unavailable.filter((u) => u.reason === reason).length ?? 0);
+      },
+    });
+    new Gauge({
       name: 'placedata_lookup_store_failures', help: 'Look-up stores this process stopped trusting since it started: left out at a version\'s open (damaged, missing) or failing a read in service; each sends that file\'s look-ups to DuckDB', registers,
       collect() {
         this.set(store.storeFailures);

@@ -10,6 +10,7 @@ import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } 
 import type { LookupStore } from './lookup-store.ts';
 import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
+import { unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
 import type { VersionFileSet } from '../versions/version-file-set.ts';
 
 /**
@@ -66,6 +67,11 @@ export class ServedVersion {
   readonly weeks: readonly string[];
   /** The months (1sts, YYYY-MM-01) of monthly patterns this version holds, oldest first. */
   readonly months: readonly string[];
+  /**
+   * Its inherited files that are missing or damaged on this machine, with what each holds: requests
+   * that need those partitions are refused (DATA_UNAVAILABLE), the rest is served. Empty when whole.
+   */
+  readonly unavailable: readonly UnavailableData[];
   /** Look-ups answered from each path, since the version opened. */
   readonly lookupCounts: Record<LookupPath, number> = { lookup_store: 0, duckdb: 0 };
   readonly #routes: PartitionRoutes;
@@ -88,12 +94,13 @@ export class ServedVersion {
   #retired = false;
   #closed = false;
 
-  private constructor(file: string, manifest: VersionManifest, columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
+  private constructor(file: string, manifest: VersionManifest, unavailable: VersionFileSet['unavailable'], columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
     stores: { readonly open: ReadonlyMap<string, LookupStore>; readonly errors: string[]; readonly release: () => void }) {
     this.label = manifest.label;
     this.file = file;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
+    this.unavailable = unavailableData(unavailable, this.#routes);
     this.weeks = [...this.#routes.weeks.keys()];
     this.months = [...this.#routes.months.keys()];
     this.latestWeek = this.weeks.at(-1) ?? null;
@@ -118,7 +125,7 @@ export class ServedVersion {
 
   /**
    * Opens a version from its local, verified files: its own file, with every file it inherits
-   * from attached under its label, then checks the file is a version of a schema this code reads
+   * from attached under its label (but those missing or damaged here: `set.unavailable`), then checks the file is a version of a schema this code reads
    * and that its manifest names the same files, with the same sha256, as its record.
    * @throws AppError VERSION_INVALID when it is not.
    */
@@ -135,7 +142,7 @@ export class ServedVersion {
         }
         assertSameFiles(manifest, set);
         const columns = await pool.use((conn) => readFileColumns(conn, [set.label, ...set.files.keys()]));
-        return new ServedVersion(set.own, manifest, columns, instance, pool, options, acquireStores(set, options.stores));
+        return new ServedVersion(set.own, manifest, set.unavailable, columns, instance, pool, options, acquireStores(set, options.stores));
       } catch (err) {
         pool.close();
         throw err;
@@ -174,11 +181,17 @@ export class ServedVersion {
    * geometry come from the file holding them, a week's or month's rows from the file holding that
    * period (`period` required for weekly and monthly). A product the version never had is read
    * from its own file's empty table.
+   * @throws AppError DATA_UNAVAILABLE when the file holding it is missing or damaged here.
    */
   sourceOf(product: TableProduct, period: string | null = null): { readonly database: string; readonly table: string } {
     const routes = this.#routes;
     const file = product === 'core' ? routes.core : product === 'geometry' ? routes.geometry
       : (product === 'weekly' ? routes.weeks : routes.months).get(period ?? '') ?? null;
+    const refused = file === null ? null : unavailableError(this.label, {
+      core: product === 'core', geometry: product === 'geometry',
+      weeks: product === 'weekly' ? [period ?? ''] : [], months: product === 'monthly' ? [period ?? ''] : [],
+    }, this.unavailable);
+    if (refused) throw refused;
     const table = { core: TABLES.core, weekly: TABLES.weekly, monthly: TABLES.monthly, geometry: TABLES.geometry }[product];
     return { database: file ?? this.label, table };
   }
@@ -192,9 +205,13 @@ export class ServedVersion {
   /**
    * The documents of a look-up: from the look-up stores of the files holding them when they can
    * answer (the spec's documents), else fetched with DuckDB together with concurrent requests'
-   * look-ups on this version.
+   * look-ups on this version. A look-up needing a partition of a missing or damaged file is
+   * refused whole before anything is read (rejects with AppError DATA_UNAVAILABLE).
    */
   lookup(request: LookupRequest): Promise<Map<string, Found>> {
+    const needed: NeededData = { core: request.core, geometry: request.geometry ?? false, weeks: request.weeks, months: request.months ?? [] };
+    const refused = unavailableError(this.label, needed, this.unavailable);
+    if (refused) return Promise.reject(refused);
     this.#queries++;
     if (this.#stores.size > 0 && storesAnswer(request, this.#sources, this.#stores)) return this.#fromStores(request);
     this.lookupCounts.duckdb++;
@@ -274,8 +291,9 @@ export class ServedVersion {
    */
   async warm(): Promise<void> {
     if (this.lookupPath === 'lookup_store') return;
-    const core = this.#routes.core;
-    const newest = this.latestWeek;
+    const missing = new Set(this.unavailable.map((u) => u.label));
+    const core = this.#routes.core !== null && !missing.has(this.#routes.core) ? this.#routes.core : null;
+    const newest = this.latestWeek !== null && !missing.has(this.#routes.weeks.get(this.latestWeek)!) ? this.latestWeek : null;
     await this.#pool.use(async (conn) => {
       if (core !== null) await conn.run(`SELECT count(placekey), sum(length(core)) FROM ${quoteIdent(core)}.${SERVING.places}`);
       if (newest !== null) await conn.run(`SELECT sum(length(${quoteIdent(weekColumn(newest))})) FROM ${quoteIdent(this.#routes.weeks.get(newest)!)}.${SERVING.places}`);

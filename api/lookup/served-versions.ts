@@ -34,6 +34,13 @@ export interface RefusedVersion {
 /** Retained versions kept open for pinned requests besides the current one (least recently used closes first). */
 export const MAX_PINNED_OPEN = 2;
 
+/**
+ * How often a version served without some of its files looks for them again when they come from
+ * a version store (a check may download a whole file and hash it); on one machine each poll does
+ * (a stat, and a hash only of a file that changed since it failed).
+ */
+export const REMOTE_RECHECK_MS = 10 * 60_000;
+
 function lease(version: ServedVersion): Lease {
   version.retain();
   let released = false;
@@ -52,7 +59,9 @@ function lease(version: ServedVersion): Lease {
  * version it names, and when it changes (seen by a file watch or an announcement, or by polling
  * where those are unreliable) gets the new file (downloaded and verified, with a version store),
  * opens it, sends new requests to it, and closes the old one once the requests holding it have
- * finished. A pointer to a missing or broken file is logged and ignored: the version in service stays.
+ * finished. A pointer to a version whose own file is missing or broken is logged and ignored: the
+ * version in service stays (/readyz says why). A version some of whose inherited files are missing
+ * or damaged is served without them (ServedVersion.unavailable), and opened again once they are back.
  */
 export class ServedVersions {
   readonly #options: VersionStoreOptions;
@@ -192,10 +201,14 @@ export class ServedVersions {
    * Gets a version ready to be switched to before the pointer names it (a staged publish, many
    * machines): the files it needs that this machine lacks downloaded into the local cache, and
    * every file proved, so that the switch itself is an open of files already there.
-   * @throws what getting the files threw; VERSION_NOT_FOUND when the store has no such version.
+   * @throws what getting the files threw; VERSION_NOT_FOUND when the store has no such version;
+   *   VERSION_INVALID when a file it inherits is missing or damaged (the publisher waits for this
+   *   process, then publishes anyway: this process then serves it without that file).
    */
   async stage(label: string): Promise<void> {
-    if ((await this.#files.get(label)) === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
+    const set = await this.#files.get(label);
+    if (set === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
+    if (set.unavailable.length) throw new AppError(ErrorCodes.VERSION_INVALID, set.unavailable.map((u) => u.detail).join('; '));
   }
 
   /** Labels this process has open: the current version and the pinned ones. */
@@ -223,21 +236,43 @@ export class ServedVersions {
   /** A version opened for the pointer, being warmed before it takes traffic. */
   #opening: ServedVersion | null = null;
 
-  /** Refuses the version the pointer names: the version in service (if any) stays, and /readyz and the status page say why. */
-  #refuse(label: string, err: unknown): void {
-    this.#failedLabel = label;
-    this.#refused = { label, reason: (err as Error).message, at: new Date().toISOString() };
-    this.#log.error({ label, err: this.#refused.reason, serving: this.#current?.label ?? null }, 'refused the version the pointer names; still serving the previous one');
+  /**
+   * Refuses the version the pointer names: the version in service (if any) stays, and /readyz and
+   * the status page say why. A damaged file is refused until the pointer names another version;
+   * with `retry` (its file missing, a store that does not answer) it is tried again on each poll,
+   * logged again only when the reason changes.
+   */
+  #refuse(label: string, err: unknown, retry = false): void {
+    if (!retry) this.#failedLabel = label;
+    const reason = (err as Error).message;
+    if (this.#refused?.label === label && this.#refused.reason === reason) return;
+    this.#refused = { label, reason, at: new Date().toISOString() };
+    const serving = this.#current?.label ?? null;
+    const then = serving === null ? 'serving nothing until it can be served or the pointer names another version' : 'still serving the previous one';
+    this.#log.error({ label, err: reason, serving }, `${retry ? 'cannot get the files of' : 'refused'} the version the pointer names; ${then}`);
+  }
+
+  #lastRecheck = 0;
+
+  /** Whether the version in service lacks files and it is time to look for them again. */
+  #recheckDue(): boolean {
+    if (!this.#current?.unavailable.length) return false;
+    if (!this.#files.remote) return true;
+    if (Date.now() - this.#lastRecheck < REMOTE_RECHECK_MS) return false;
+    this.#lastRecheck = Date.now();
+    return true;
   }
 
   async #refreshOnce(): Promise<void> {
     if (this.#closed) return;
     const label = await this.#pointer.read();
-    if (label !== null && label === this.#current?.label) {
+    const again = label !== null && label === this.#current?.label;
+    if (again) {
       // Pointed back at the version in service: a refused one is tried again if named again.
       this.#failedLabel = null;
       this.#refused = null;
-      return;
+      // Served without some of its files: opened again once they are back (repaired, or fetched).
+      if (!this.#recheckDue()) return;
     }
     if (label === null || label === this.#failedLabel) return;
     const started = Date.now();
@@ -245,16 +280,16 @@ export class ServedVersions {
     try {
       set = await this.#files.get(label);
     } catch (err) {
-      // A damaged file is refused until the pointer names another version; anything else (a
-      // download cut short, a store that does not answer) is tried again on the next poll.
-      if (isAppError(err) && err.code === ErrorCodes.VERSION_INVALID) return this.#refuse(label, err);
-      this.#log.error({ label, err: (err as Error).message }, 'cannot get the files of the version the pointer names; still serving the previous one');
-      return;
+      if (again) return; // the version in service stays as it is
+      // A damaged file is refused until the pointer names another version; anything else (its
+      // file missing, a download cut short, a store that does not answer) is tried again on the next poll.
+      return this.#refuse(label, err, !(isAppError(err) && err.code === ErrorCodes.VERSION_INVALID));
     }
     if (set === null) {
-      this.#log.error({ label }, 'the pointer names a version that is not stored; still serving the previous one');
+      if (!again) this.#refuse(label, new Error(`the pointer names version ${label}, which is not stored`), true);
       return;
     }
+    if (again && set.unavailable.length >= this.#current!.unavailable.length) return;
     const got = Date.now();
     let next: ServedVersion;
     try {
@@ -270,13 +305,18 @@ export class ServedVersions {
     if (this.#closed) return next.retire();
     const previous = this.#current;
     this.#current = next;
-    this.#previousLabel = previous?.label ?? null;
+    if (previous?.label !== label) this.#previousLabel = previous?.label ?? null;
     this.#failedLabel = null;
     this.#refused = null;
     previous?.retire();
     // Where the switch's time went: the files got (downloaded or proved), opened, warmed.
     const ms = { files: got - started, open: opened - got, warm: Date.now() - opened };
     this.#log.info({ label, previous: previous?.label ?? null, files: set.files.size + 1, stores: set.stores.size, lookups: next.lookupPath, ms }, 'serving version');
+    if (next.unavailable.length) {
+      this.#log.error({ label, unavailable: next.unavailable }, 'serving the version without files it inherits: requests needing what they hold are refused (DATA_UNAVAILABLE), the rest is served');
+    } else if (previous?.label === label) {
+      this.#log.info({ label }, 'the files the version lacked are back: serving it whole');
+    }
     if (next.storeErrors.length) {
       this.storeFailures += next.storeErrors.length;
       this.#log.error({ label, errors: next.storeErrors }, 'look-up stores left out: those files\' look-ups read DuckDB (slower)');

@@ -139,6 +139,8 @@ describe('metrics and the request log after known traffic (real server, demo ver
       'placedata_rate_limited_total{operation="batch_lookup"}': 2,
       [`placedata_version_info{release_month="2022-03",version="${label}"}`]: 1,
       'placedata_version_lookup_path{path="lookup_store"}': 1,
+      'placedata_unavailable_files{reason="missing"}': 0,
+      'placedata_unavailable_files{reason="checksum_mismatch"}': 0,
       placedata_lookup_store_failures: 0,
       placedata_lookup_store_thread_reads: 0,
       'placedata_version_rows{product="core"}': 300,

@@ -220,7 +220,7 @@ describe('versions share history by reference: files hold their drop, versions n
     }
   });
 
-  it('a damaged file is refused before it serves, at start and at a switch, the version before staying in service; /readyz, the log and the status say why', async () => {
+  it('a damaged own file is refused before it serves, the version before staying in service (a damaged inherited file costs only its weeks); /readyz, the log and the status say why', async () => {
     const dataDir = path.join(dir, 'data');
     const v1 = await loadDrop({ dataDir, inputs: [await drop('One', { [W1]: 11 })], month: '2022-04', settings: settings() });
     const v2 = await loadDrop({ dataDir, inputs: [await drop(null, { [W2]: 22 })], month: '2022-04', settings: settings() });
@@ -228,13 +228,15 @@ describe('versions share history by reference: files hold their drop, versions n
     await copyFile(v1.file, good);
     await flipBytes(v1.file, [4096 * 3, 4096 * 40]);
     const reason = new RegExp(`^${v1.label}\\.duckdb is damaged: its sha256 is [0-9a-f]{12}\\.\\.\\., published as [0-9a-f]{12}\\.\\.\\.$`);
-    // At start: v2 inherits v1's week, so neither can be served.
+    // At start: v2 inherits v1's week; v2 is served without it (test/integration/inherited-files.test.ts has the whole story).
     let server = await startServer(testConfig(dataDir), log);
     try {
       const ready = await fetch(`${server.url}/readyz`);
-      const body = await ready.json() as { status: string; version_date: null; refused: { version_date: string; reason: string } };
-      expect([ready.status, body.status, body.version_date, body.refused.version_date]).to.deep.equal([503, 'not_ready', null, v2.label]);
-      expect(body.refused.reason).to.match(reason);
+      const body = await ready.json() as { status: string; version_date: string; unavailable: { file: string; reason: string; detail: string }[] };
+      expect([ready.status, body.status, body.version_date, body.unavailable.map((u) => [u.file, u.reason])]).to.deep.equal([200, 'degraded', v2.label, [[`${v1.label}.duckdb`, 'checksum_mismatch']]]);
+      expect(body.unavailable[0]!.detail).to.match(reason);
+      const w2 = await postGraphql(server.url, { query: `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placedata_weekly_patterns(date: "${W2}") { raw_visit_counts } } }`, variables: { k: [K] } });
+      expect(w2.body).to.deep.equal({ data: { batch_lookup: [{ placedata_weekly_patterns: { raw_visit_counts: 22 } }] }, extensions: { row_count: 1, version_date: v2.label } });
     } finally {
       await server.close();
     }

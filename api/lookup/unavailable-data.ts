@@ -1,0 +1,70 @@
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { PartitionRoutes } from '../../shared/version-manifest.ts';
+import type { UnavailableFile } from '../versions/version-file-set.ts';
+
+/** What a request reads of a version, by partition. */
+export interface NeededData {
+  readonly core: boolean;
+  readonly geometry: boolean;
+  /** Mondays, YYYY-MM-DD. */
+  readonly weeks: readonly string[];
+  /** 1sts, YYYY-MM-DD. */
+  readonly months: readonly string[];
+}
+
+/** An unavailable file of a served version and what it holds for that version (what requests cannot have). */
+export interface UnavailableData extends UnavailableFile {
+  readonly holds: NeededData;
+}
+
+/** What each unavailable file holds for the version whose partitions are routed so. */
+export function unavailableData(files: readonly UnavailableFile[], routes: PartitionRoutes): UnavailableData[] {
+  const of = (periods: ReadonlyMap<string, string>, label: string) => [...periods].filter(([, file]) => file === label).map(([period]) => period);
+  return files.map((f) => ({
+    ...f,
+    holds: { core: routes.core === f.label, geometry: routes.geometry === f.label, weeks: of(routes.weeks, f.label), months: of(routes.months, f.label) },
+  }));
+}
+
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/**
+ * The refusal of a request that needs partitions held by unavailable files of version `label`,
+ * or null when it needs none: DATA_UNAVAILABLE, naming in plain words what it cannot have (core,
+ * geometry, the weeks, the months) and why, never a file name or path (those are for the operator:
+ * /readyz and the log).
+ */
+export function unavailableError(label: string, needed: NeededData, unavailable: readonly UnavailableData[]): AppError | null {
+  if (unavailable.length === 0) return null;
+  const parts: string[] = [];
+  const files = new Set<UnavailableData>();
+  for (const product of ['core', 'geometry'] as const) {
+    const file = needed[product] ? unavailable.find((u) => u.holds[product]) : undefined;
+    if (file) {
+      parts.push(product);
+      files.add(file);
+    }
+  }
+  const weeks: string[] = [];
+  const months: string[] = [];
+  for (const u of unavailable) {
+    const w = u.holds.weeks.filter((x) => needed.weeks.includes(x));
+    const m = u.holds.months.filter((x) => needed.months.includes(x));
+    if (w.length || m.length) files.add(u);
+    weeks.push(...w);
+    months.push(...m);
+  }
+  weeks.sort();
+  months.sort();
+  if (weeks.length) parts.push(`weekly patterns for the week${weeks.length > 1 ? 's' : ''} of ${listed(weeks)}`);
+  if (months.length) parts.push(`monthly patterns for the month${months.length > 1 ? 's' : ''} of ${listed(months)}`);
+  if (parts.length === 0) return null;
+  const plural = parts.length > 1 || weeks.length > 0 || months.length > 0;
+  const reasons = new Set([...files].map((f) => (f.reason === 'missing' ? 'missing' : 'damaged')));
+  const why = reasons.size > 1 ? 'missing or damaged' : [...reasons][0]!;
+  const holding = files.size > 1 ? `the files holding ${plural ? 'them' : 'it'} are` : `the file holding ${plural ? 'them' : 'it'} is`;
+  return new AppError(ErrorCodes.DATA_UNAVAILABLE,
+    `Dataset version ${label} cannot answer this on this server: ${listed(parts)} ${plural ? 'are' : 'is'} unavailable (${holding} ${why}); the rest of the version is served`);
+}
