@@ -33,14 +33,40 @@ export function dailyChart(id: string, el: HTMLElement, visitsByDay: readonly nu
   return register(id, new uPlot(opts, [[0, 1, 2, 3, 4, 5, 6], [...visitsByDay]], el));
 }
 
+/** Half a week in seconds: the x axis reaches this far past the first and last week, so no point sits on an edge. */
+const HALF_WEEK = 3.5 * 86_400;
+
+/** Pixels of width each week label on the x axis is given (a `YYYY-MM-DD` label needs about 90). */
+const LABEL_SPACE = 110;
+
+export interface WeekPoint { readonly start: string; readonly visits: number | null; readonly visitors: number | null }
+
+/**
+ * The weekly chart's x ticks: the weeks with data themselves (every `step`th when there are more
+ * than the width has room for), each labelled with its Monday as delivered (`YYYY-MM-DD`), so one
+ * week shows as one point under its own date, not on a years-wide time axis.
+ */
+function weekTicks(weeks: readonly WeekPoint[], width: number): { at: number[]; labels: Map<number, string> } {
+  const step = Math.max(1, Math.ceil(weeks.length / Math.max(1, Math.floor(width / LABEL_SPACE))));
+  const at = weeks.filter((_w, i) => i % step === 0).map((w) => Date.parse(w.start) / 1000);
+  return { at, labels: new Map(weeks.map((w) => [Date.parse(w.start) / 1000, w.start.slice(0, 10)])) };
+}
+
 /** Weekly visits and visitors over the retained history, one point per week with data. */
-export function weeklyChart(id: string, el: HTMLElement, weeks: readonly { start: string; visits: number | null; visitors: number | null }[], width: number): uPlot {
+export function weeklyChart(id: string, el: HTMLElement, weeks: readonly WeekPoint[], width: number): uPlot {
   const xs = weeks.map((w) => Date.parse(w.start) / 1000);
+  const ticks = weekTicks(weeks, width);
+  const label = (x: number | null) => (x === null ? '-' : ticks.labels.get(x) ?? new Date(x * 1000).toISOString().slice(0, 10));
   const opts: uPlot.Options = {
     title: 'Weekly visits', width, height: 220,
-    scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] } },
+    scales: {
+      // From the weeks themselves: uPlot's own range for a lone point is not its week (one 2022 week reached 2024).
+      x: { time: true, range: () => [Math.min(...xs) - HALF_WEEK, Math.max(...xs) + HALF_WEEK] },
+      y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] },
+    },
+    axes: [{ splits: () => ticks.at, values: (_u, splits) => splits.map((x) => label(x)) }, {}],
     series: [
-      {},
+      { label: 'Week', value: (_u, x) => label(x) },
       { label: 'visits', stroke: '#2563eb', width: 2, points: { show: true } },
       { label: 'visitors', stroke: '#16a34a', width: 2, points: { show: true } },
     ],

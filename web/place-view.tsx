@@ -46,15 +46,36 @@ function Chart({ id, draw }: { id: string; draw: (el: HTMLElement, width: number
   return <div className="chart" data-chart={id} ref={ref} />;
 }
 
-/** Whether the POI's core fields changed between the two newest versions, and how. */
+/** Where the compared version stands, in words: `release 2022-04, the release after this one`. */
+function relationText(changes: CoreChanges): string {
+  const month = changes.other.release_month;
+  switch (changes.relation) {
+    case 'next-release': return `release ${month}, the release after this one`;
+    case 'previous-release': return `release ${month}, the release before this one`;
+    case 'later-build': return `the same release, ${month}, built later`;
+    case 'earlier-build': return `the same release, ${month}, built earlier`;
+  }
+}
+
+/**
+ * How the POI's core fields differ between the version shown and the one that replaced it or
+ * will (else the one it replaced), said from the shown version's side: "changed in <next>",
+ * "changed since <previous>".
+ */
 function ChangeNote({ change, changes }: { change: CoreChange | undefined; changes: CoreChanges }) {
   if (!change || change.kind === 'absent') return null;
-  const between = <>between <code>{changes.from}</code> and <code>{changes.to}</code></>;
-  if (change.kind === 'same') return <p className="core-change same">Core fields unchanged {between}.</p>;
-  if (change.kind === 'added') return <p className="core-change added">New POI: not in <code>{changes.from}</code>, in <code>{changes.to}</code>.</p>;
-  if (change.kind !== 'changed') return <p className="core-change removed">Removed: in <code>{changes.from}</code>, not in <code>{changes.to}</code>.</p>;
+  const forward = changes.to === changes.other.label;
+  const other = <><code>{changes.other.label}</code> ({relationText(changes)})</>;
+  const inOther = forward ? <>in {other}</> : <>since {other}</>;
+  if (change.kind === 'same') return <p className="core-change same">Core fields unchanged {inOther}.</p>;
+  if (change.kind === 'added') {
+    return <p className="core-change added">{forward ? <>Not in this version; added in {other}.</> : <>New in this version: not in {other}.</>}</p>;
+  }
+  if (change.kind !== 'changed') {
+    return <p className="core-change removed">{forward ? <>Removed in {other}.</> : <>Removed in this version: was in {other}.</>}</p>;
+  }
   return (
-    <div className="core-change changed"><p>Core fields changed {between}:</p>
+    <div className="core-change changed"><p>Core fields changed {inOther}:</p>
       <ul>{change.fields.map((f) => <li key={f.field}><span className="field">{f.field}</span>: {JSON.stringify(f.before)} → {JSON.stringify(f.after)}</li>)}</ul></div>
   );
 }
@@ -75,17 +96,18 @@ function PlaceCard({ entry, week, changes }: { entry: Entry; week: string; chang
       {core ? (
         <table className="core"><tbody>{rows.map(([k, v]) => <tr key={k}><th>{k}</th><td>{v}</td></tr>)}</tbody></table>
       ) : <p className="empty">No POI has this Placekey in the served version.</p>}
-      <div className="charts">
+      {/* Charts only for a POI: weekly rows of a Placekey the core does not hold are not drawn as its history. */}
+      {core && <div className="charts">
         {daily?.visits_by_day ? (
           <div><Chart id={`${entry.placekey}:daily`} draw={(el, w) => dailyChart(`${entry.placekey}:daily`, el, daily.visits_by_day!, w)} />
             <p className="caption">Week of {daily.date_range_start.slice(0, 10)}: {daily.raw_visit_counts} visits, {daily.raw_visitor_counts} visitors</p></div>
-        ) : core && <p className="empty">No weekly patterns for the week of {week}.</p>}
+        ) : <p className="empty">No weekly patterns for the week of {week}.</p>}
         {history.length > 0 ? (
           <div><Chart id={`${entry.placekey}:weekly`} draw={(el, w) => weeklyChart(`${entry.placekey}:weekly`, el,
             history.map((h) => ({ start: h.date_range_start, visits: h.raw_visit_counts, visitors: h.raw_visitor_counts })), w)} />
-            <p className="caption">{history.length} weeks with data</p></div>
-        ) : core && <p className="empty">No weekly history in the served version.</p>}
-      </div>
+            <p className="caption">{history.length} {history.length === 1 ? 'week' : 'weeks'} with data</p></div>
+        ) : <p className="empty">No weekly history in the served version.</p>}
+      </div>}
     </section>
   );
 }
@@ -116,9 +138,10 @@ export function PlaceView({ apiKey, sample }: { apiKey: string; sample: Sample }
         setEntries(null);
       } else {
         setEntries(res.data?.batch_lookup ?? []);
-        setVersion(res.extensions?.version_date ?? null);
+        const shown = res.extensions?.version_date ?? null;
+        setVersion(shown);
         // A note only: a failure to compare leaves the places shown without it.
-        setChanges(await coreChanges(apiKey, placekeys).catch(() => null));
+        setChanges(shown ? await coreChanges(apiKey, shown, placekeys).catch(() => null) : null);
       }
     } catch (err) {
       setError((err as Error).message);

@@ -1,6 +1,6 @@
 import './style.css';
 import { ApiError, discardHeld, publishHeld, rollback, status, type LoadJob, type Status } from './api-client.ts';
-import { diffFromHash, diffView } from './diff-view.ts';
+import { diffFromHash, diffHash, diffView } from './diff-view.ts';
 import { qualitySection } from './quality-section.ts';
 import { forgetKey } from './browser-key.ts';
 import { keyGate, navBar } from './key-gate.ts';
@@ -125,9 +125,13 @@ function confirmHeld(action: 'publish' | 'discard', label: string): Promise<bool
 
 async function start(): Promise<void> {
   document.body.prepend(navBar('status', null));
+  // The key form in a bare <main> of its own, as the explorer draws it: the two forms sit alike.
+  const gate = el('main');
+  document.body.append(gate);
+  const { key, caller } = await keyGate(gate, 'The status page shows the versions and recent loads with your key.');
+  gate.remove();
   const main = el('main', { class: 'status' });
   document.body.append(main);
-  const { key, caller } = await keyGate(main, 'The status page shows the versions and recent loads with your key.');
   document.querySelector('nav.top')?.replaceWith(navBar('status', caller));
   const message = el('p', { class: 'message', role: 'status' });
   const body = el('div');
@@ -135,10 +139,24 @@ async function start(): Promise<void> {
   // The diff a link opened stays across the polls that redraw the rest.
   const diffPanel = el('div', { class: 'diff-panel' });
   main.append(message, body, diffPanel, updated);
+  // The panel sits below the tables: it is scrolled into view once they are drawn (the first poll
+  // done), both when a "What changed" link opens it and when the page opens at a #diff= link.
+  let firstPollDone!: () => void;
+  const tablesDrawn = new Promise<void>((resolve) => { firstPollDone = resolve; });
   const showDiff = async () => {
     const pair = diffFromHash(location.hash);
-    diffPanel.replaceChildren(...(pair ? [el('p', {}, `Comparing ${pair.from} with ${pair.to}…`)] : []));
-    if (pair) diffPanel.replaceChildren(await diffView(key, pair.from, pair.to));
+    if (!pair) {
+      diffPanel.replaceChildren();
+      return;
+    }
+    diffPanel.replaceChildren(el('p', {}, `Comparing ${pair.from} with ${pair.to}…`));
+    const reveal = () => tablesDrawn.then(() => diffPanel.scrollIntoView({ block: 'start' }));
+    void reveal();
+    const panel = await diffView(key, pair.from, pair.to);
+    // A later link replaced this one while it loaded: leave its panel alone.
+    if (location.hash !== diffHash(pair.from, pair.to)) return;
+    diffPanel.replaceChildren(panel);
+    await reveal();
   };
   window.addEventListener('hashchange', () => void showDiff());
   void showDiff();
@@ -200,6 +218,7 @@ async function start(): Promise<void> {
       }
       updated.textContent = `Cannot refresh: ${(err as Error).message}`;
     }
+    firstPollDone();
     timer = window.setTimeout(() => void refresh(), POLL_MS);
   }
   await refresh();

@@ -10,6 +10,13 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Where a test run leaves its screenshots (git-ignored). */
 export const SCREENSHOTS = path.resolve('test-results/screenshots');
 
+/**
+ * Where the screenshots docs/ shows are written: with the others (git-ignored) on a plain run,
+ * over the tracked ones in docs/screenshots/ with UPDATE_DOC_SCREENSHOTS=1, so a plain test run
+ * never changes a tracked file.
+ */
+export const DOC_SCREENSHOTS = process.env['UPDATE_DOC_SCREENSHOTS'] === '1' ? path.resolve('docs/screenshots') : SCREENSHOTS;
+
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync'];
 
