@@ -75,8 +75,8 @@ export class OpenStores implements StoreReader {
   }
 
   /** Stops the read threads, once every version is closed. */
-  close(): Promise<void> {
-    return this.#threads?.close() ?? Promise.resolve();
+  async close(): Promise<void> {
+    await this.#threads?.close();
   }
 
   /** Labels of the files whose stores are open (for tests and metrics). */

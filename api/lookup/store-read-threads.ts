@@ -7,6 +7,8 @@ import type { ExpectedStore, StoredDocuments } from './lookup-store.ts';
 export type ReadRequest =
   | { readonly kind: 'open'; readonly label: string; readonly file: string; readonly expected: ExpectedStore }
   | { readonly kind: 'close'; readonly label: string }
+  /** Close every store, then end the thread (StoreReadThreads.close). */
+  | { readonly kind: 'stop' }
   | { readonly kind: 'lookup'; readonly id: number; readonly label: string; readonly placekeys: string; readonly columns: readonly string[] };
 
 /** A read thread's answer to a look-up: the documents packed (see the worker), or why there are none. */
@@ -17,7 +19,12 @@ export type ReadReply =
 interface Thread {
   readonly worker: Worker;
   readonly pending: Map<number, Pending>;
+  /** The thread's exit code, once it has exited, however (1: terminated). */
+  readonly exited: Promise<number>;
 }
+
+/** How long a stopping thread may take to close its stores before it is terminated. */
+const STOP_MS = 5000;
 
 interface Pending {
   readonly placekeys: readonly string[];
@@ -40,12 +47,12 @@ export class StoreReadThreads {
   #running: Thread[];
   #ids = 0;
   #turn = 0;
-  #closing: Promise<void> | null = null;
+  #closing: Promise<number[]> | null = null;
 
   constructor(count: number) {
     this.#threads = Array.from({ length: count }, () => {
       const worker = new Worker(new URL('./store-read-worker.ts', import.meta.url));
-      const thread: Thread = { worker, pending: new Map() };
+      const thread: Thread = { worker, pending: new Map(), exited: new Promise((resolve) => worker.once('exit', (code: number) => resolve(code))) };
       worker.on('message', (reply: ReadReply) => settle(thread, reply));
       // A thread that dies answers nothing more: what it owed fails (those look-ups' versions read
       // DuckDB from then on, logged), and look-ups after it read on the main thread.
@@ -98,9 +105,27 @@ export class StoreReadThreads {
     });
   }
 
-  /** Stops the threads (after the version holding their stores closed). Idempotent. */
-  close(): Promise<void> {
-    this.#closing ??= Promise.all(this.#threads.map((t) => t.worker.terminate())).then(() => undefined);
+  /**
+   * Stops the threads (after the version holding their stores closed). Idempotent. Each thread is
+   * asked to close its stores and end itself, after the closes already sent: terminating it while
+   * it closes a store made lmdb throw into a thread being torn down, which aborts the whole
+   * process (napi_throw, seen once in npm test). One that does not end within STOP_MS is terminated.
+   * @returns each thread's exit code: 0 when it ended itself, 1 when it had to be terminated.
+   */
+  close(): Promise<number[]> {
+    this.#closing ??= Promise.all(this.#threads.map(async (t) => {
+      t.worker.postMessage({ kind: 'stop' } satisfies ReadRequest);
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), STOP_MS);
+      });
+      try {
+        if (await Promise.race([t.exited, late]) === 'late') await t.worker.terminate();
+      } finally {
+        clearTimeout(timer);
+      }
+      return t.exited;
+    }));
     return this.#closing;
   }
 }

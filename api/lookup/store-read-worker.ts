@@ -57,6 +57,12 @@ port.on('message', (m: ReadRequest) => {
     const store = stores.get(m.label);
     stores.delete(m.label);
     if (store instanceof LookupStore) void store.close();
+  } else if (m.kind === 'stop') {
+    // Every store closed (and the closes already under way finished), then the thread ends: the
+    // main thread waits for that instead of terminating it mid-close.
+    const open = [...stores.values()].filter((s): s is LookupStore => s instanceof LookupStore);
+    stores.clear();
+    void Promise.allSettled(open.map((s) => s.close())).then(() => port.close());
   } else {
     const reply = lookup(m.id, m.label, m.placekeys === '' ? [] : m.placekeys.split('\n'), m.columns);
     port.postMessage(reply, 'bytes' in reply ? [reply.bytes, reply.index.buffer as ArrayBuffer] : []);
