@@ -163,10 +163,13 @@ export async function writeDemoDrop(outDir: string, options: DemoOptions = DEMO_
     w.poi.zip, 'US', w.start, w.end, w.visits, w.visitors, JSON.stringify(w.byDay)]);
   await mkdir(outDir, { recursive: true });
   const half = Math.ceil(weekly.length / 2);
+  // Level 6, not the 9 of the releases that loaded this drop into DATA_DIR as the demo: the drop id
+  // of those bytes (LEGACY_DEMO_DROP_ID) marks their versions as demo data, and this drop, which
+  // tests load as ordinary data, must not share it.
   const files = {
     'core_poi.csv': csv(DEMO_CORE_HEADER, core),
-    'patterns-part1.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(0, half)), { level: 9 }),
-    'patterns-part2.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(half)), { level: 9 }),
+    'patterns-part1.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(0, half)), { level: 6 }),
+    'patterns-part2.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(half)), { level: 6 }),
   };
   const written: string[] = [];
   for (const [name, content] of Object.entries(files)) {

@@ -4,8 +4,8 @@ import type { VersionSite } from '../../shared/version-site.ts';
 
 /**
  * The drop id of the demo that releases before DEMO_DIR loaded into DATA_DIR (the demo drop of
- * ingest/cli/demo-drop.ts with its defaults, release month 2022-03): its versions carry no
- * `demo` mark, but are demo data all the same.
+ * ingest/cli/demo-drop.ts with its defaults, its patterns gzipped at level 9, release month
+ * 2022-03): its versions carry no `demo` mark, but are demo data all the same.
  */
 export const LEGACY_DEMO_DROP_ID = 'drop-a183ee96a2a61e35ad34fb0588563d16e6936c04';
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdir, readdir } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { writeDemoDrop } from '../../ingest/cli/demo-drop.ts';
@@ -83,6 +84,12 @@ describe('the demo lives apart from real data (issue 32)', function () {
     // What `npm start` did before DEMO_DIR: the demo drop loaded into DATA_DIR, with no demo mark.
     const legacy = path.join(dir, 'legacy-demo');
     await writeDemoDrop(legacy);
+    // Those releases gzipped its patterns at level 9 (writeDemoDrop now writes level 6: a test
+    // fixture loaded as real data must not be taken for the demo).
+    for (const part of ['patterns-part1.csv.gz', 'patterns-part2.csv.gz']) {
+      const file = path.join(legacy, part);
+      await writeFile(file, gzipSync(gunzipSync(await readFile(file)), { level: 9 }));
+    }
     expect((await identifyDrop([legacy], '2022-03')).id).to.equal(LEGACY_DEMO_DROP_ID);
     const first = await placedataIn(dir, ['load', legacy, '--month', '2022-03', '--json', '--no-progress']);
     expect(first.code, first.stderr).to.equal(0);
@@ -104,6 +111,19 @@ describe('the demo lives apart from real data (issue 32)', function () {
     // The demo's files are gone; only the real version's remain (and the folder's own files).
     expect((await readdir(path.join(dir, 'datasets'))).filter((f) => f.includes('__')).sort())
       .to.deep.equal([`${result.label}.duckdb`, `${result.label}.duckdb.facts.json`, `${result.label}.lookup`]);
+  });
+
+  it('the demo drop tests load as ordinary data is not taken for the demo: a drop loads on it', async () => {
+    const fixture = path.join(dir, 'fixture');
+    await writeDemoDrop(fixture);
+    expect((await placedataIn(dir, ['load', fixture, '--month', '2022-03', '--no-progress'])).code).to.equal(0);
+    const drop = path.join(dir, 'real');
+    await mkdir(drop);
+    await writeCsv(path.join(drop, 'weekly.csv'), WEEKLY_HEADER, [weeklyRow(KEYS[0]!, '2022-04-04', [1, 2, 3, 4, 5, 6, 7])]);
+    // --force: one POI's week would breach the week-visits guard; what matters is that it is built on the fixture.
+    const next = await placedataIn(dir, ['load', drop, '--month', '2022-04', '--force', '--json', '--no-progress']);
+    expect(next.code, next.stderr).to.equal(0);
+    expect((await versionsIn(dir)).map((v) => [v.current, v.weeks_covered])).to.deep.equal([[false, 4], [true, 5]]);
   });
 
   it('the demo is never loaded over real data (DEMO_DIR pointed at a real folder)', async () => {
