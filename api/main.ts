@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
-import type { Config } from '../shared/config.ts';
+import { demoEnv, type Config } from '../shared/config.ts';
 import { createLogger, type Logger } from '../shared/logger.ts';
 import { startServer } from './server.ts';
 import { WebFleetMember } from '../shared/web-fleet.ts';
@@ -37,10 +37,15 @@ async function closeRedis(redis: Redis | null): Promise<void> {
   }
 }
 
-/** Entry point of the web process (`npm run serve`, the Procfile's `web`). */
+/**
+ * Entry point of the web process (`npm run serve`, the Procfile's `web`); with `--demo` (`npm
+ * start`) it serves the demo's own folder, DEMO_DIR, instead of DATA_DIR.
+ */
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env);
+  const demo = process.argv.slice(2).includes('--demo');
+  const config = loadConfigOrExit(demo ? demoEnv(process.env) : process.env);
   const log = createLogger(config.logLevel, 'api');
+  if (demo) log.info({ data_dir: config.dataDir }, 'serving the demo from its own folder (DEMO_DIR); your own drops go to DATA_DIR, served by npm run serve');
   const redis = await connectRateLimitRedis(config, log);
   const opened = openVersionSite(config, log);
   if (opened.redis) log.info({ store: opened.site.store.description, cache: config.dataDir }, 'versions come from the store through the local cache; the pointer is in Redis');

@@ -253,6 +253,20 @@ function listVar(env: Env, name: string): readonly string[] {
   return Object.freeze((env[name] ?? '').split(',').map((k) => k.trim()).filter((k) => k !== ''));
 }
 
+/**
+ * The environment of the bundled demo (`npm start`, `placedata demo`): the same, with DATA_DIR set
+ * to DEMO_DIR (default ./demo-data) and no VERSION_STORE, so that the demo never lives where
+ * real drops are loaded (DATA_DIR, default ./datasets) nor in a shared store: a real load must not
+ * inherit the demo's weeks or be compared with it.
+ */
+export function demoEnv(env: Env): Env {
+  const { VERSION_STORE: _store, ...rest } = env;
+  return { ...rest, DATA_DIR: env['DEMO_DIR'] || DEFAULT_DEMO_DIR };
+}
+
+/** Where the demo lives unless DEMO_DIR says otherwise. */
+export const DEFAULT_DEMO_DIR = './demo-data';
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**

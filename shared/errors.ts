@@ -36,6 +36,11 @@ export const ErrorCodes = {
    * service back to an older release. Refused (not retried) unless loaded with --allow-older.
    */
   OLDER_RELEASE: 'OLDER_RELEASE',
+  /**
+   * A real drop's load onto the bundled demo (the version in service is a demo version), or the
+   * demo's onto real data: refused unless loaded with --replace-demo (which deletes the demo versions).
+   */
+  DEMO_DATA: 'DEMO_DATA',
   /** A load ran out of memory, temp disk or data disk: not the drop's fault, so it may be retried. */
   RESOURCE_EXHAUSTED: 'RESOURCE_EXHAUSTED',
   /** A queued load failed after its retries for a reason other than the drop (see the job's reason). */

@@ -31,6 +31,11 @@ export interface VersionRecord {
    * breached a publish guard; an operator publishes it (the field goes) or discards it.
    */
   readonly held?: HeldState;
+  /**
+   * True for a version of the bundled demo (`placedata demo`): a real drop's load refuses to
+   * build on it (ingest/publish/demo-versions.ts).
+   */
+  readonly demo?: true;
 }
 
 /** A record's name beside its file in a directory or bucket: `<label>.duckdb.facts.json`. */
@@ -70,6 +75,6 @@ export function parseVersionRecord(value: unknown, bytesIfAbsent: number): Versi
     sha256: v['sha256'], bytes: Number.isSafeInteger(v['bytes']) ? v['bytes'] as number : bytesIfAbsent, lookup: storeDigestOf(v['lookup']),
     dropId: typeof v['dropId'] === 'string' ? v['dropId'] : '', base: typeof v['base'] === 'string' ? v['base'] : null,
     files: files as FileRef[], ...(info ? { info } : {}),
-    ...(profile ? { profile } : {}), ...(held ? { held } : {}),
+    ...(profile ? { profile } : {}), ...(held ? { held } : {}), ...(v['demo'] === true ? { demo: true as const } : {}),
   };
 }

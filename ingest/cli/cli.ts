@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../shared/config.ts';
+import { DEFAULT_DEMO_DIR, demoEnv, loadConfig, type Config } from '../../shared/config.ts';
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { activeDigests, createKey, parseRole, readKeyFile, revokeKey, roleOf } from '../../shared/key-store.ts';
 import { assertReleaseMonth } from '../../shared/version-label.ts';
 import { progressReporter, type ProgressMode } from './cli-progress.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from './demo-drop.ts';
+import { writeDemoReleases } from './demo-releases.ts';
 import { formatReport, type LoadReport } from '../drop/load-report.ts';
 import { loadDrop, type LoadResult } from '../publish/load-drop.ts';
 import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
@@ -40,11 +41,13 @@ const MONTH_FOLDER_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
 /** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
-const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
+const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.DEMO_DATA, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
   ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE]);
 
 /** A queued load's refusals, named by the worker at the start of the job's reason: `enqueue --wait` exits 2 with the same code. */
-const WORKER_REFUSALS = [ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE] as const;
+const WORKER_REFUSALS = [ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.DEMO_DATA] as const;
+
+const REPLACE_DEMO_HELP = 'where the version in service is the bundled demo\'s (an older release loaded the demo into DATA_DIR): build on nothing, and delete the demo versions once this drop is published (refused with DEMO_DATA otherwise)';
 
 const ALLOW_OLDER_HELP = 'publish it even when its release month is older than the version in service\'s (refused with OLDER_RELEASE otherwise)';
 
@@ -80,6 +83,7 @@ function printLoad(out: Out, result: LoadResult): void {
   out(`loaded ${result.label} (${result.file})`);
   out(formatReport(result.report));
   if (result.held) out(heldText(result.label, result.held, result.current));
+  if (result.removedDemo.length) out(`removed the demo versions it replaced: ${result.removedDemo.join(', ')}`);
   if (result.removedVersions.length) out(`expired: ${result.removedVersions.join(', ')}; files deleted: ${result.removedFiles.join(', ') || 'none (still inherited)'}`);
 }
 
@@ -108,22 +112,30 @@ function examples(...lines: string[]): string {
   return `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}`;
 }
 
-/** Loads the demo drop when asked; returns the load and the key it created (shown once), or nulls when nothing was done. */
-async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult | null; key: string | null }> {
-  const loaded = await withSite(config, async (site): Promise<LoadResult | null> => {
-    // With VERSION_STORE set, the demo is published to the store and the Redis pointer like any load.
-    if (ifMissing && (await site.pointer.read()) !== null) return null;
+/**
+ * Loads the demo's releases into the demo's own folder (DEMO_DIR: `config` is the demo's, see
+ * demoEnv) when asked; returns the loads and the key it created (shown once), or nothing when
+ * nothing was done. Its versions are marked demo: a real drop is never built on them.
+ */
+async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: ProgressMode, io: Io): Promise<{ loaded: LoadResult[]; key: string | null }> {
+  const loaded = await withSite(config, async (site): Promise<LoadResult[]> => {
+    if (ifMissing && (await site.pointer.read()) !== null) return [];
     const dir = await mkdtemp(path.join(os.tmpdir(), 'placedata-demo-'));
     const progress = progressReporter(mode, io.err);
     try {
-      await writeDemoDrop(dir, DEMO_DEFAULTS);
-      return await loadDrop({ inputs: [dir], month: '2022-03', settings: buildSettingsOf(config), onProgress: (p: LoadProgress) => progress.update(p) }, site);
+      const results: LoadResult[] = [];
+      // The demo's own releases pass the guards; the user's thresholds (GUARD_*) are for real data.
+      for (const release of await writeDemoReleases(dir)) {
+        results.push(await loadDrop({ inputs: [release.dir], month: release.month, settings: buildSettingsOf(config), demo: true, guards: null,
+          onProgress: (p: LoadProgress) => progress.update(p) }, site));
+      }
+      return results;
     } finally {
       progress.stop();
       await rm(dir, { recursive: true, force: true });
     }
   });
-  if (!loaded) return { loaded: null, key: null };
+  if (loaded.length === 0) return { loaded, key: null };
   const keys = await readKeyFile(config.keysFile);
   // The first key of a fresh install belongs to whoever installed it: an operator, so the
   // status page's rollback works out of the box. Analysts get reader keys (docs/operations.md).
@@ -132,7 +144,7 @@ async function loadDemoIfMissing(config: Config, ifMissing: boolean, mode: Progr
   return { loaded, key };
 }
 
-function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
+function addLoadCommands(cli: Command, config: () => Config, demoConfig: () => Config, io: Io): void {
   const { out, err } = io;
   cli.command('load').summary('load a drop inline (no Redis) into a new version and serve it')
     .description('Load a drop (folders, files or globs of CSV, gzipped CSV, Parquet) into a new version file and make it current; the running API follows within POINTER_POLL_MS. Prints the label and the load report. A drop whose release month is older than the version in service\'s is refused (OLDER_RELEASE, exit 2) unless --allow-older.')
@@ -143,12 +155,13 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--timings', 'progress as a line per update with seconds since the start (instead of a bar)')
     .option('--force', 'publish without the publish guards (docs/operations.md, Publish guards)')
     .option('--allow-older', ALLOW_OLDER_HELP)
+    .option('--replace-demo', REPLACE_DEMO_HELP)
     .addHelpText('after', examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata load "/drops/2022-04/*.csv.gz" --json | jq .label'))
-    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean; force?: boolean; allowOlder?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; json?: boolean; progress?: boolean; timings?: boolean; force?: boolean; allowOlder?: boolean; replaceDemo?: boolean }) => {
       const c = config();
       const progress = progressReporter(progressMode(io, opts), err);
       const options = { inputs: drop, month: opts.month ?? null, settings: buildSettingsOf(c), retain: c.retainVersions, onProgress: (p: LoadProgress) => progress.update(p),
-        guards: opts.force ? null : c.publishGuards, allowOlder: opts.allowOlder === true };
+        guards: opts.force ? null : c.publishGuards, allowOlder: opts.allowOlder === true, replaceDemo: opts.replaceDemo === true };
       let result: LoadResult;
       try {
         result = await withSite(c, (site) => loadDrop(options, site));
@@ -158,24 +171,28 @@ function addLoadCommands(cli: Command, config: () => Config, io: Io): void {
       if (opts.json) out(JSON.stringify(result));
       else printLoad(out, result);
     });
-  cli.command('demo').summary('load the bundled demo drop (300 POIs, March 2022)')
-    .description('Generate the bundled demo drop and load it; when no API key exists yet, create one named "demo" and print it once. With --out, only write the drop.')
-    .option('--if-missing', 'only when no version is current')
-    .option('--out <dir>', 'write the demo drop to this folder instead of loading it')
-    .option('--pois <n>', 'with --out: how many POIs (for trying larger drops)', integer(1, 2_000_000), DEMO_DEFAULTS.pois)
+  cli.command('demo').summary(`load the bundled demo (two releases of 300 POIs, Feb and Mar 2022) into DEMO_DIR (default ${DEFAULT_DEMO_DIR})`)
+    .description(`Generate the bundled demo (two monthly releases of 300 POIs in seven US cities: core places, weekly and monthly patterns, geometry, every column) and load it into its own data folder, DEMO_DIR (default ${DEFAULT_DEMO_DIR}), never DATA_DIR: \`npm start\` serves that folder. When the folder has no API key yet, create one named "demo" and print it once. With --out, only write the drops.`)
+    .option('--if-missing', 'only when the demo folder has no current version')
+    .option('--out <dir>', 'write the demo\'s drops to <dir>/2022-02/ and <dir>/2022-03/ instead of loading them')
+    .option('--pois <n>', 'with --out: write one drop of n POIs (the spec\'s columns, four weeks of March 2022) instead, for trying larger drops', integer(1, 2_000_000))
     .option('--json', 'print the result as one JSON object')
     .option('--no-progress', 'no progress on stderr')
-    .addHelpText('after', examples('placedata demo --if-missing', 'placedata demo --out /tmp/demo-drop --pois 50000'))
-    .action(async (opts: { ifMissing?: boolean; out?: string; pois: number; json?: boolean; progress?: boolean }) => {
+    .addHelpText('after', examples('placedata demo --if-missing', 'placedata demo --out /tmp/demo-drops', 'placedata demo --out /tmp/demo-drop --pois 50000'))
+    .action(async (opts: { ifMissing?: boolean; out?: string; pois?: number; json?: boolean; progress?: boolean }) => {
       if (opts.out) {
-        const files = await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois: opts.pois });
+        const files = opts.pois === undefined ? (await writeDemoReleases(opts.out)).flatMap((r) => r.files) : await writeDemoDrop(opts.out, { ...DEMO_DEFAULTS, pois: opts.pois });
         if (opts.json) return out(JSON.stringify({ files }));
         for (const file of files) out(file);
         return;
       }
-      const { loaded, key } = await loadDemoIfMissing(config(), opts.ifMissing ?? false, progressMode(io, opts), io);
-      if (opts.json) return out(JSON.stringify({ loaded, api_key: key === null ? null : { name: 'demo', role: 'operator', key } }));
-      if (loaded) printLoad(out, loaded);
+      if (opts.pois !== undefined) throw new AppError(ErrorCodes.BAD_REQUEST, '--pois goes with --out (the loaded demo is always the bundled one)');
+      const c = demoConfig();
+      const { loaded, key } = await loadDemoIfMissing(c, opts.ifMissing ?? false, progressMode(io, opts), io);
+      if (opts.json) return out(JSON.stringify({ data_dir: c.dataDir, loaded, api_key: key === null ? null : { name: 'demo', role: 'operator', key } }));
+      for (const result of loaded) printLoad(out, result);
+      err(loaded.length ? `the demo is in ${c.dataDir} (DEMO_DIR); your own drops go to DATA_DIR (${config().dataDir}): placedata load <drop>, then npm run serve`
+        : `the demo is already loaded in ${c.dataDir} (DEMO_DIR)`);
       // Shown once, on the terminal only: the key store keeps its digest.
       if (key) err(`created API key "demo" (role operator) for the demo (shown once, stored only as a digest):\n  ${key}`);
     });
@@ -299,15 +316,16 @@ function addQueueCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--no-progress', 'with --wait: no progress on stderr')
     .option('--force', 'publish without the publish guards')
     .option('--allow-older', ALLOW_OLDER_HELP)
+    .option('--replace-demo', REPLACE_DEMO_HELP)
     .addHelpText('after', examples('placedata enqueue /drops/2022-04/ --month 2022-04 --wait', 'placedata enqueue /drops/2022-04/ --json | jq -r .job_id'))
-    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean; force?: boolean; allowOlder?: boolean }) => {
+    .action(async (drop: string[], opts: { month?: string; wait?: boolean; json?: boolean; progress?: boolean; force?: boolean; allowOlder?: boolean; replaceDemo?: boolean }) => {
       const c = config();
       const month = opts.month === undefined ? null : opts.month;
       if (month !== null) assertReleaseMonth(month);
       const identity = await identifyDrop(drop.map((d) => path.resolve(d)), month);
       await withQueue(c, async (q) => {
         const { job, created } = await enqueueLoad(q, { inputs: identity.files.map((f) => f.path), month, dropId: identity.id, files: identity.files, ...(opts.force ? { force: true } : {}),
-          ...(opts.allowOlder ? { allowOlder: true } : {}) });
+          ...(opts.allowOlder ? { allowOlder: true } : {}), ...(opts.replaceDemo ? { replaceDemo: true } : {}) });
         if (!opts.json) out(`${created ? 'enqueued' : 'already queued'} ${job.id}`);
         if (!opts.wait) return opts.json ? out(JSON.stringify({ job_id: job.id, created })) : undefined;
         const progress = progressReporter(progressMode(io, opts), err);
@@ -430,7 +448,7 @@ function addKeyCommands(cli: Command, config: () => Config, io: Io): void {
     });
 }
 
-function program(config: () => Config, io: Io): Command {
+function program(config: () => Config, demoConfig: () => Config, io: Io): Command {
   const cli = new Command('placedata').description('Load place-data drops into versions, serve, roll back, and manage API keys.')
     .version(VERSION, '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help (also: placedata <command> --help)')
@@ -442,7 +460,7 @@ function program(config: () => Config, io: Io): Command {
       'Configuration comes from the environment (DATA_DIR, REDIS_URL, LOAD_QUEUE, ...: see the README).',
       examples('placedata load /drops/2022-04/ --month 2022-04', 'placedata enqueue /drops/2022-04/ --wait', 'placedata versions', 'placedata rollback --previous', 'placedata keys create partner-a'),
     ].join('\n'));
-  addLoadCommands(cli, config, io);
+  addLoadCommands(cli, config, demoConfig, io);
   addVersionCommands(cli, config, io);
   addHoldCommands(cli, config, io);
   addDiffCommand(cli, config, io);
@@ -522,9 +540,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv,
   tty: boolean = Boolean(process.stderr.isTTY)): Promise<number> {
   let cached: Config | null = null;
   const config = (): Config => (cached ??= loadConfig(env));
+  let cachedDemo: Config | null = null;
+  const demoConfig = (): Config => (cachedDemo ??= loadConfig(demoEnv(env)));
   const io: Io = { out, err, tty };
   try {
-    await program(config, io).parseAsync([...argv]);
+    await program(config, demoConfig, io).parseAsync([...argv]);
     return EXIT.OK;
   } catch (e) {
     return describeFailure(e, io, argv.includes('--json'));

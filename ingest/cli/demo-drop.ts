@@ -21,7 +21,7 @@ export const DEMO_DEFAULTS: DemoOptions = {
   seed: 42,
 };
 
-interface City { name: string; region: string; lat: number; lng: number; std: number; dst: boolean; zips: string[]; streets: string[] }
+export interface City { name: string; region: string; lat: number; lng: number; std: number; dst: boolean; zips: string[]; streets: string[] }
 
 const CITIES: City[] = [
   { name: 'Boston', region: 'MA', lat: 42.3601, lng: -71.0589, std: -5, dst: true, zips: ['02108', '02116', '02134', '02215'], streets: ['Tremont', 'Boylston', 'Beacon', 'Commonwealth'] },
@@ -66,18 +66,18 @@ function pick<T>(rand: () => number, items: readonly T[]): T {
   return items[Math.floor(rand() * items.length)]!;
 }
 
-function utcOffset(city: City, localDate: string): string {
+export function utcOffset(city: City, localDate: string): string {
   // US DST 2022: a local midnight from Mar 14 to Nov 6 inclusive is daylight time.
   const isDst = city.dst && localDate >= '2022-03-14' && localDate <= '2022-11-06';
   const hours = city.std + (isDst ? 1 : 0);
   return `${hours < 0 ? '-' : '+'}${String(Math.abs(hours)).padStart(2, '0')}:00`;
 }
 
-function addDays(date: string, days: number): string {
+export function addDays(date: string, days: number): string {
   return new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-function csv(header: readonly string[], rows: readonly (string | number | null)[][]): string {
+export function csv(header: readonly string[], rows: readonly (string | number | null)[][]): string {
   return [header.join(','), ...rows.map((r) => r.map((v) => csvField(v)).join(','))].join('\n') + '\n';
 }
 
@@ -90,23 +90,65 @@ function splitVisits(rand: () => number, total: number): number[] {
   return days;
 }
 
-interface Poi { placekey: string; city: City; cat: (typeof CATEGORIES)[number]; name: string; street: string; zip: string }
+/** One demo POI: where it is (its point, from which its Placekey's where part comes) and what it is. */
+export interface DemoPoi {
+  readonly index: number;
+  readonly placekey: string;
+  readonly city: City;
+  readonly cat: (typeof CATEGORIES)[number];
+  readonly name: string;
+  readonly street: string;
+  readonly zip: string;
+  readonly lat: number;
+  readonly lng: number;
+}
 
-function makePois(rand: () => number, count: number): Poi[] {
+/** The first `count` demo POIs drawn from `rand`: the same draws give the same POIs, whatever follows. */
+export function makeDemoPois(rand: () => number, count: number): DemoPoi[] {
   const seen = new Set<string>();
-  const pois: Poi[] = [];
+  const pois: DemoPoi[] = [];
   while (pois.length < count) {
     const city = CITIES[pois.length % CITIES.length]!;
-    const where = geoToWhere(city.lat + (rand() - 0.5) * 0.12, city.lng + (rand() - 0.5) * 0.12);
+    const lat = city.lat + (rand() - 0.5) * 0.12;
+    const lng = city.lng + (rand() - 0.5) * 0.12;
+    const where = geoToWhere(lat, lng);
     const what = Array.from({ length: 6 }, () => WHAT_ALPHABET[Math.floor(rand() * WHAT_ALPHABET.length)]).join('');
     const placekey = `${what.slice(0, 3)}-${what.slice(3)}@${where}`;
     if (seen.has(placekey)) continue;
     seen.add(placekey);
     const cat = pick(rand, CATEGORIES);
     const street = `${1 + Math.floor(rand() * 2400)} ${pick(rand, city.streets)} ${pick(rand, ['St', 'Ave', 'Blvd', 'Rd'])}`;
-    pois.push({ placekey, city, cat, name: `${pick(rand, WORDS)} ${pick(rand, cat.kinds)}`, street, zip: pick(rand, city.zips) });
+    pois.push({ index: pois.length, placekey, city, cat, name: `${pick(rand, WORDS)} ${pick(rand, cat.kinds)}`, street, zip: pick(rand, city.zips), lat, lng });
   }
   return pois;
+}
+
+/** One POI's week of the demo: the spec's weekly values. */
+export interface DemoWeek {
+  readonly poi: DemoPoi;
+  /** The Monday, YYYY-MM-DD. */
+  readonly week: string;
+  readonly start: string;
+  readonly end: string;
+  readonly visits: number;
+  readonly visitors: number;
+  readonly byDay: readonly number[];
+}
+
+/** The weeks of `pois` drawn from `rand`, week after week; about 5% of POI-weeks have no data, as in real drops. */
+export function makeDemoWeeks(rand: () => number, pois: readonly DemoPoi[], weeks: readonly string[]): DemoWeek[] {
+  const out: DemoWeek[] = [];
+  for (const week of weeks) {
+    for (const poi of pois) {
+      if (rand() < 0.05) continue;
+      const visits = Math.max(0, Math.round(poi.cat.visits * (0.3 + rand() * 1.4)));
+      const visitors = visits === 0 ? 0 : Math.max(1, Math.round(visits * (0.55 + rand() * 0.35)));
+      const end = addDays(week, 7);
+      out.push({ poi, week, start: `${week}T00:00:00${utcOffset(poi.city, week)}`, end: `${end}T00:00:00${utcOffset(poi.city, end)}`,
+        visits, visitors, byDay: splitVisits(rand, visits) });
+    }
+  }
+  return out;
 }
 
 export const DEMO_CORE_HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'naics_code', 'top_category', 'sub_category'];
@@ -115,26 +157,19 @@ export const DEMO_WEEKLY_HEADER = ['placekey', 'location_name', 'street_address'
 /** Writes the demo drop into `outDir` and returns the files written. */
 export async function writeDemoDrop(outDir: string, options: DemoOptions = DEMO_DEFAULTS): Promise<string[]> {
   const rand = seededRandom(options.seed);
-  const pois = makePois(rand, options.pois);
+  const pois = makeDemoPois(rand, options.pois);
   const core = pois.map((p) => [p.placekey, p.name, p.street, p.city.name, p.city.region, p.zip, 'US', p.cat.naics, p.cat.top, p.cat.sub]);
-  const weekly: (string | number)[][] = [];
-  for (const week of options.weeks) {
-    for (const p of pois) {
-      if (rand() < 0.05) continue; // some POIs have no data in some weeks, as in real drops
-      const visits = Math.max(0, Math.round(p.cat.visits * (0.3 + rand() * 1.4)));
-      const visitors = visits === 0 ? 0 : Math.max(1, Math.round(visits * (0.55 + rand() * 0.35)));
-      const end = addDays(week, 7);
-      weekly.push([p.placekey, p.name, p.street, p.city.name, p.city.region, p.zip, 'US',
-        `${week}T00:00:00${utcOffset(p.city, week)}`, `${end}T00:00:00${utcOffset(p.city, end)}`,
-        visits, visitors, JSON.stringify(splitVisits(rand, visits))]);
-    }
-  }
+  const weekly = makeDemoWeeks(rand, pois, options.weeks).map((w) => [w.poi.placekey, w.poi.name, w.poi.street, w.poi.city.name, w.poi.city.region,
+    w.poi.zip, 'US', w.start, w.end, w.visits, w.visitors, JSON.stringify(w.byDay)]);
   await mkdir(outDir, { recursive: true });
   const half = Math.ceil(weekly.length / 2);
+  // Level 6, not the 9 of the releases that loaded this drop into DATA_DIR as the demo: the drop id
+  // of those bytes (LEGACY_DEMO_DROP_ID) marks their versions as demo data, and this drop, which
+  // tests load as ordinary data, must not share it.
   const files = {
     'core_poi.csv': csv(DEMO_CORE_HEADER, core),
-    'patterns-part1.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(0, half)), { level: 9 }),
-    'patterns-part2.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(half)), { level: 9 }),
+    'patterns-part1.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(0, half)), { level: 6 }),
+    'patterns-part2.csv.gz': gzipSync(csv(DEMO_WEEKLY_HEADER, weekly.slice(half)), { level: 6 }),
   };
   const written: string[] = [];
   for (const [name, content] of Object.entries(files)) {

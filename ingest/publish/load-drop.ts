@@ -22,6 +22,7 @@ import { readBase } from './read-base.ts';
 import { applyRetention, type RetentionPlan } from './retention.ts';
 import { checkGuards } from './publish-guards.ts';
 import { assertReleaseOrder } from './release-order.ts';
+import { demoBase, removeDemoVersions } from './demo-versions.ts';
 import type { GuardThresholds } from '../../shared/guard-thresholds.ts';
 import type { HeldReason, HeldState } from '../../shared/held-state.ts';
 
@@ -59,6 +60,13 @@ export interface LoadOptions {
    * OLDER_RELEASE (see release-order.ts).
    */
   readonly allowOlder?: boolean;
+  /** The bundled demo's own load (`placedata demo`): its version is marked demo, and it is never built on real data. */
+  readonly demo?: boolean;
+  /**
+   * A real drop's load where the demo is in service (`--replace-demo`): it builds on nothing and,
+   * once published, deletes the demo versions. Without it such a load is refused with DEMO_DATA.
+   */
+  readonly replaceDemo?: boolean;
 }
 
 export interface LoadResult {
@@ -77,6 +85,8 @@ export interface LoadResult {
   readonly removedFiles: readonly string[];
   /** The guards the build breached, when it was held instead of published (null: not held). */
   readonly held: readonly HeldReason[] | null;
+  /** The demo versions this load deleted when it published (`replaceDemo`); usually none. */
+  readonly removedDemo: readonly string[];
 }
 
 async function reportOf(file: string, memoryLimit: string): Promise<LoadReport> {
@@ -96,7 +106,7 @@ async function alreadyLoaded(site: VersionSite, drop: DropIdentity, opts: LoadOp
 
 async function reportLoaded(site: VersionSite, drop: DropIdentity, found: AlreadyLoaded, opts: LoadOptions): Promise<LoadResult> {
   const file = await site.cache.ensure(found.label, (await site.store.record(found.label))!.sha256);
-  return { label: found.label, file, report: await reportOf(file, opts.settings.memoryLimit), dropId: drop.id, alreadyLoaded: true, current: found.current, removedVersions: [], removedFiles: [], held: found.held };
+  return { label: found.label, file, report: await reportOf(file, opts.settings.memoryLimit), dropId: drop.id, alreadyLoaded: true, current: found.current, removedVersions: [], removedFiles: [], held: found.held, removedDemo: [] };
 }
 
 /**
@@ -142,12 +152,15 @@ export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<Lo
 }
 
 /** What the publish step did: published the build, or found this drop published by another attempt. */
-type Published = { readonly kind: 'published'; readonly file: string; readonly retention: RetentionPlan } | { readonly kind: 'twin'; readonly twin: AlreadyLoaded }
+type Published = { readonly kind: 'published'; readonly file: string; readonly retention: RetentionPlan; readonly removedDemo: readonly string[] } | { readonly kind: 'twin'; readonly twin: AlreadyLoaded }
   | { readonly kind: 'held'; readonly file: string };
 
 /** One build on the current pointer, published if the pointer still names its base; null if not. */
 async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, sources: readonly OpenedFile[], progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
-  const baseLabel = await site.pointer.read();
+  const served = await site.pointer.read();
+  // A real drop replacing the demo builds on nothing: the demo's weeks are not its history.
+  const replacesDemo = await demoBase(site, served, { demo: opts.demo === true, replaceDemo: opts.replaceDemo === true });
+  const baseLabel = replacesDemo ? null : served;
   const base = baseLabel ? await readBase(site, baseLabel, opts.settings.memoryLimit) : null;
   const builtAt = (opts.now ?? (() => new Date()))();
   // Labels are unique among every stored file (an expired version's file may still be kept) and increasing.
@@ -168,7 +181,7 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
     const record: VersionRecord = {
       sha256, bytes: (await stat(temp)).size, lookup: { bytes: lookup.bytes, sha256: lookup.sha256, headSha256: lookup.headSha256 },
       dropId: drop.id, base: baseLabel, files: manifest.files, info: await readVersionInfo(temp, opts.settings.memoryLimit), profile,
-      ...(held ? { held } : {}),
+      ...(held ? { held } : {}), ...(opts.demo ? { demo: true as const } : {}),
     };
     progress({ phase: 'publish', percent: 95 });
     const published = await site.lock.using(async (): Promise<Published | null> => {
@@ -176,7 +189,7 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
       // it) may have published this drop meanwhile: publishing it twice would make two versions of one drop.
       const twin = opts.expectedDropId === undefined ? null : await findLoaded(site, drop.id);
       if (twin) return { kind: 'twin', twin };
-      if ((await site.pointer.read()) !== baseLabel) return null;
+      if ((await site.pointer.read()) !== served) return null;
       if ((await site.store.files()).some((f) => f.label === label)) return null; // a concurrent load took this label
       await site.store.putFile(label, temp);
       await site.store.putFile(label, lookup.file, 'lookup');
@@ -190,21 +203,22 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropI
       if (held) return { kind: 'held', file };
       await site.stage?.(label);
       // Moved after the check (cannot happen under the lock unless a holder stalled past its lease): not published.
-      if (!(await site.pointer.swap(baseLabel, label))) {
+      if (!(await site.pointer.swap(served, label))) {
         await site.store.removeFile(label);
         return null;
       }
-      return { kind: 'published', file, retention: opts.retain ? await applyRetention(site, opts.retain, baseLabel) : { expire: [], deleteFiles: [] } };
+      const removedDemo = replacesDemo ? await removeDemoVersions(site) : [];
+      return { kind: 'published', file, removedDemo, retention: opts.retain ? await applyRetention(site, opts.retain, served) : { expire: [], deleteFiles: [] } };
     });
     if (published === null) return null;
     if (published.kind === 'twin') return reportLoaded(site, drop, published.twin, opts);
     await site.cache.prune([...filesOf(manifest), ...(base ? filesOf(base.manifest) : [])], site.cacheGraceMs);
     progress({ phase: 'done', percent: 100 });
     if (published.kind === 'held') {
-      return { label, file: published.file, report, dropId: drop.id, alreadyLoaded: false, current: baseLabel, removedVersions: [], removedFiles: [], held: held!.reasons };
+      return { label, file: published.file, report, dropId: drop.id, alreadyLoaded: false, current: served, removedVersions: [], removedFiles: [], held: held!.reasons, removedDemo: [] };
     }
-    const { file, retention } = published;
-    return { label, file, report, dropId: drop.id, alreadyLoaded: false, current: label, removedVersions: retention.expire, removedFiles: retention.deleteFiles, held: null };
+    const { file, retention, removedDemo } = published;
+    return { label, file, report, dropId: drop.id, alreadyLoaded: false, current: label, removedVersions: retention.expire, removedFiles: retention.deleteFiles, held: null, removedDemo };
   } catch (err) {
     throw resourceError(err, opts.settings) ?? err;
   } finally {

@@ -16,6 +16,8 @@ export interface LoadJobData {
   readonly force?: boolean;
   /** Enqueued with --allow-older: published even when its release month is older than the version in service's. */
   readonly allowOlder?: boolean;
+  /** Enqueued with --replace-demo: where the demo is in service, published in its place (the demo versions deleted). */
+  readonly replaceDemo?: boolean;
 }
 
 /** What a finished load job returns (kept in Redis with the job). */
@@ -54,19 +56,21 @@ export function createLoadQueue(settings: QueueSettings): Queue<LoadJobData, Loa
 /**
  * Adds a load whose job id is the drop's content id: a second enqueue of the same drop returns
  * the existing job instead of loading it again. Except a job refused as an older release
- * (OLDER_RELEASE) when the drop is enqueued again with --allow-older: the operator decided what
+ * (OLDER_RELEASE) when the drop is enqueued again with --allow-older (or refused because the demo
+ * was in service, DEMO_DATA, enqueued again with --replace-demo): the operator decided what
  * the refusal asked for, so a new job replaces it. Without the flag the refusal stands (a
  * restarted `watch` re-offering an inbox's old folders does not build them again).
  */
 export async function enqueueLoad(queue: Queue<LoadJobData, LoadJobResult>, data: LoadJobData): Promise<{ job: LoadJob; created: boolean }> {
   const existing = await queue.getJob(data.dropId);
-  if (existing && !(data.allowOlder === true && await refusedAsOlder(existing))) return { job: existing, created: false };
+  const decided = (data.allowOlder === true && await refusedFor(existing, ErrorCodes.OLDER_RELEASE)) || (data.replaceDemo === true && await refusedFor(existing, ErrorCodes.DEMO_DATA));
+  if (existing && !decided) return { job: existing, created: false };
   await existing?.remove();
   const job = await queue.add(LOAD_JOB_NAME, data, { jobId: data.dropId });
   return { job, created: true };
 }
 
-/** Whether a job failed for good because its release was older than the version then in service. */
-async function refusedAsOlder(job: LoadJob): Promise<boolean> {
-  return job.failedReason?.startsWith(`${ErrorCodes.OLDER_RELEASE}:`) === true && (await job.getState()) === 'failed';
+/** Whether a job failed for good with `code` (its release was older than the one in service, or the demo was in service). */
+async function refusedFor(job: LoadJob | undefined, code: string): Promise<boolean> {
+  return job !== undefined && job.failedReason?.startsWith(`${code}:`) === true && (await job.getState()) === 'failed';
 }

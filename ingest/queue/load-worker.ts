@@ -24,7 +24,7 @@ export interface WorkerSettings {
 }
 
 /** Errors that will fail the same way on every try: the job fails at once, with the report. */
-const PERMANENT = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.VERSION_INVALID]);
+const PERMANENT = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.DEMO_DATA, ErrorCodes.VERSION_INVALID]);
 
 function failure(err: unknown): Error {
   if (isAppError(err) && PERMANENT.has(err.code)) {
@@ -88,7 +88,7 @@ export function createLoadWorker(settings: WorkerSettings, log: Logger, metrics:
       const options = {
         inputs: job.data.inputs, enqueued: true, month: job.data.month, settings: settings.build,
         retain: settings.retain, expectedDropId: job.data.dropId, guards: job.data.force ? null : settings.guards ?? null,
-        allowOlder: job.data.allowOlder === true,
+        allowOlder: job.data.allowOlder === true, replaceDemo: job.data.replaceDemo === true,
         onProgress: (p: LoadProgress) => {
           events.progress(p);
           void job.updateProgress({ ...p }).catch(() => undefined);

@@ -13,8 +13,8 @@ export interface Spawned {
  * Rate limits are off unless `env` sets RATE_LIMIT_POINTS: spawned APIs share Redis and the test
  * key, so counters would otherwise carry from one test to the next.
  */
-export function spawnEntry(entry: string, env: Record<string, string>): Spawned {
-  const child = spawn(process.execPath, [path.resolve(entry)], {
+export function spawnEntry(entry: string, env: Record<string, string>, args: readonly string[] = []): Spawned {
+  const child = spawn(process.execPath, [path.resolve(entry), ...args], {
     env: { PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,8 +40,8 @@ export interface SpawnedApi extends Spawned {
 }
 
 /** Starts api/main.ts on a free port (PORT=0) and reads the port from its "listening" log line. */
-export async function spawnApi(env: Record<string, string>): Promise<SpawnedApi> {
-  const api = spawnEntry('api/main.ts', { PORT: '0', HOST: '127.0.0.1', ...env });
+export async function spawnApi(env: Record<string, string>, args: readonly string[] = []): Promise<SpawnedApi> {
+  const api = spawnEntry('api/main.ts', { PORT: '0', HOST: '127.0.0.1', ...env }, args);
   try {
     await waitForOutput(api, '"msg":"listening"');
   } catch (err) {

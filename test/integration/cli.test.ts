@@ -246,7 +246,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const first = JSON.parse((await placedata(['load', drop, '--month', '2022-04', '--json', '--no-progress'], env)).stdout) as { label: string };
     await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [coreRow(KEYS[0]!, 'Second')]);
     const second = JSON.parse((await placedata(['load', drop, '--month', '2022-05', '--json', '--no-progress'], env)).stdout) as { label: string; file: string; dropId: string; report: unknown };
-    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'current', 'dropId', 'file', 'held', 'label', 'removedFiles', 'removedVersions', 'report']);
+    expect(Object.keys(second).sort()).to.deep.equal(['alreadyLoaded', 'current', 'dropId', 'file', 'held', 'label', 'removedDemo', 'removedFiles', 'removedVersions', 'report']);
     const listing = JSON.parse((await placedata(['versions', '--json'], env)).stdout) as { versions: { label: string; built_at: string; bytes: number; drop_id: string }[]; kept: unknown[] };
     const versions = listing.versions;
     // Each delivered core: the second version inherits nothing from the first.
