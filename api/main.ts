@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { demoEnv, type Config } from '../shared/config.ts';
-import { createLogger, type Logger } from '../shared/logger.ts';
+import { createLogger, logDestination, type Logger } from '../shared/logger.ts';
 import { startServer } from './server.ts';
 import { WebFleetMember } from '../shared/web-fleet.ts';
 import { openVersionSite } from '../shared/open-version-site.ts';
@@ -44,7 +44,7 @@ async function closeRedis(redis: Redis | null): Promise<void> {
 async function main(): Promise<void> {
   const demo = process.argv.slice(2).includes('--demo');
   const config = loadConfigOrExit(demo ? demoEnv(process.env) : process.env);
-  const log = createLogger(config.logLevel, 'api');
+  const log = createLogger(config.logLevel, 'api', logDestination(config.logFormat, Boolean(process.stdout.isTTY)));
   if (demo) log.info({ data_dir: config.dataDir }, 'serving the demo from its own folder (DEMO_DIR); your own drops go to DATA_DIR, served by npm run serve');
   const redis = await connectRateLimitRedis(config, log);
   const opened = openVersionSite(config, log);

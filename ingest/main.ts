@@ -1,5 +1,5 @@
 import { loadConfigOrExit } from '../shared/config-or-exit.ts';
-import { createLogger } from '../shared/logger.ts';
+import { createLogger, logDestination } from '../shared/logger.ts';
 import { buildSettingsOf } from './build/build-settings-of.ts';
 import { createLoadQueue } from './queue/load-queue.ts';
 import { createLoadWorker } from './queue/load-worker.ts';
@@ -12,7 +12,7 @@ import { QUEUE_STATES, WorkerMetrics } from './queue/worker-metrics.ts';
 /** Entry point of the ingest worker (`npm run worker`, the Procfile's `worker`). */
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env);
-  const log = createLogger(config.logLevel, 'worker');
+  const log = createLogger(config.logLevel, 'worker', logDestination(config.logFormat, Boolean(process.stdout.isTTY)));
   const removed = await cleanStaleBuilds(config.dataDir, config.duckdbTempDir);
   if (removed.length) log.info({ removed }, 'removed builds left by dead processes');
   const opened = openVersionSite(config, log);

@@ -95,6 +95,8 @@ export interface Config {
   readonly maxRejectShare: number;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: string;
+  /** LOG_FORMAT: `json` (JSON lines), `pretty` (readable lines), or `auto` (default): pretty when stdout is a terminal. */
+  readonly logFormat: 'auto' | 'json' | 'pretty';
   /** Redis for the load queue and the shared rate-limit counters (REDIS_URL, default redis://127.0.0.1:6379). */
   readonly redisUrl: string;
   /**
@@ -267,6 +269,13 @@ export function demoEnv(env: Env): Env {
 /** Where the demo lives unless DEMO_DIR says otherwise. */
 export const DEFAULT_DEMO_DIR = './demo-data';
 
+function enumVar<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw invalid(name, raw, `one of ${values.join(', ')}`);
+  return raw as T;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /**
@@ -311,6 +320,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
     logLevel,
+    logFormat: enumVar(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',
     loadQueue: nameVar(env, 'LOAD_QUEUE', defaultLoadQueue(versionStore, dataDir, hostname())),
     retainVersions: intVar(env, 'RETAIN_VERSIONS', 5, 2, 10_000),
