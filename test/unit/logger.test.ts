@@ -18,7 +18,6 @@ describe('logs: readable lines for a person at a terminal, JSON lines for everyt
     const log = async (destination: string) => (await run(process.execPath, ['--input-type=module', '-e',
       `import { createLogger } from ${JSON.stringify(new URL('../../shared/logger.ts', import.meta.url).href)};
        createLogger('info', 'api', ${destination}).info({ label: '1__2022_03', apikey: 'pd_secret' }, 'serving version');`])).stdout;
-    // eslint-disable-next-line no-control-regex -- the colours are what is stripped
     const pretty = (await log("'pretty'")).replace(/\u001b\[\d+m/g, '');
     expect(pretty).to.match(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO \(api\): serving version\n {4}label: "1__2022_03"\n {4}apikey: "\[redacted\]"\n$/);
     const json = JSON.parse(await log('undefined')) as Record<string, unknown>;
