@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { generate, type CodegenConfig } from '@graphql-codegen/cli';
+import { pathToFileURL } from 'node:url';
 import { printSchema } from 'graphql';
 import { buildV2Schema } from '../../api/graphql/v2/schema.ts';
-import config from '../../docs/examples/codegen/codegen.ts';
+import { installPackage } from '../helpers/install-package.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 const run = promisify(execFile);
@@ -21,12 +22,22 @@ describe('the documented graphql-codegen example (docs/examples/codegen)', funct
   this.timeout(120_000);
   let dir: string;
 
-  before(async () => {
+  before(async function () {
+    // graphql-codegen lives in the example's own package (docs/examples/codegen/package.json), not
+    // the service's: installed here on first use, and read from there (its types included).
+    this.timeout(300_000);
+    installPackage(EXAMPLE);
+    const fromExample = (file: string) => import(pathToFileURL(path.join(EXAMPLE, file)).href);
+    const { generate } = await fromExample('node_modules/@graphql-codegen/cli/esm/index.js') as { generate: (config: Record<string, unknown>, write: boolean) => Promise<unknown> };
+    const config = (await fromExample('codegen.ts') as { default: { generates: Record<string, object> } }).default;
     dir = await makeTempDir('codegen');
     await writeFile(path.join(dir, 'schema.graphql'), printSchema(buildV2Schema()));
-    const output = (config.generates as Record<string, object>)['placedata.generated.ts']!;
+    const output = config.generates['placedata.generated.ts']!;
     // The example's own settings; only where the schema comes from (a file, not a running server) and the folders differ.
-    const local: CodegenConfig = { ...config, schema: path.join(dir, 'schema.graphql'), documents: [path.join(EXAMPLE, 'placekeys.graphql')], generates: { [path.join(dir, 'placedata.generated.ts')]: output }, silent: true };
+    // Plugins are found from the example's folder (graphql-codegen looks from the working directory).
+    const fromHere = createRequire(path.join(EXAMPLE, 'package.json'));
+    const pluginLoader = (name: string) => import(pathToFileURL(fromHere.resolve(name)).href);
+    const local = { pluginLoader, ...config, schema: path.join(dir, 'schema.graphql'), documents: [path.join(EXAMPLE, 'placekeys.graphql')], generates: { [path.join(dir, 'placedata.generated.ts')]: output }, silent: true };
     await generate(local, true);
     await copyFile(path.join(EXAMPLE, 'use-placekeys.ts'), path.join(dir, 'use-placekeys.ts'));
     await writeFile(path.join(dir, 'tsconfig.json'), JSON.stringify({
