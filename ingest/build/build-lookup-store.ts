@@ -1,7 +1,7 @@
 import { open as openFile, rm, stat } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../shared/lookup-store-absence.ts';
 import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
@@ -54,7 +54,7 @@ export const DEFAULT_PAGE_SIZE = 16384;
  * not exist, in format LOOKUP_STORE_FORMAT (or `options.format`): every row of `serve_places`
  * with every document column it has (`core`, `w...`), streamed a DuckDB chunk (2,048 rows) at a
  * time, keys appended in order (the table is sorted by placekey; a key out of order fails the
- * build), then the absence index. Memory stays at a chunk's rows and 8 bytes a key (the
+ * build), then the absence index. Memory stays at two chunks' rows and 8 bytes a key (the
  * fingerprints, sorted into buckets at the end). The file is fsynced and its lock file removed;
  * on any failure the file is removed.
  * @returns the file's size, sha256 and head digest, recorded by the caller for the reader's checks
@@ -108,9 +108,13 @@ async function writeStore(conn: DuckDBConnection, file: string, columns: readonl
 }
 
 /**
- * The records, a DuckDB chunk per lmdb transaction (one transaction for everything took 34 times
- * as long: lmdb's dirty-page list grows with it), appended in key order. Format 2's dictionary is
- * sampled from the first chunk, before any record is written with it.
+ * The records, appended in key order with lmdb's asynchronous writes: this thread reads a chunk
+ * from DuckDB (whose threads scan) and encodes its records while lmdb's write thread writes the
+ * chunk before (compressing each record in libuv's threads for format 2), so the write stage keeps
+ * both cores busy (bench/lookup-store-formats.ts: 1.6 CPU seconds a wall second). At most two
+ * chunks are queued: lmdb's transactions stay that small (one transaction for everything took 34
+ * times as long: lmdb's dirty-page list grows with it). Format 2's dictionary is sampled from the
+ * first chunk, before any record is written with it.
  * @returns each key's fingerprint as bucket * 2^32 + hash, for the absence index, and the dictionary (format 2).
  */
 async function writePlaces(conn: DuckDBConnection, env: RootDatabase, format: LookupStoreFormat, columns: readonly string[], rows: number, bucketBits: number, signal: AbortSignal | undefined): Promise<{ fingerprints: Float64Array; dictionary: Buffer | null }> {
@@ -125,6 +129,16 @@ async function writePlaces(conn: DuckDBConnection, env: RootDatabase, format: Lo
   let dictionary: Buffer | null = null;
   let previous = '';
   let written = 0;
+  // lmdb answers each appended record on its own: the first refusal or error fails the build.
+  let failure: Error | null = null;
+  const noted = (ok: boolean) => {
+    if (!ok) failure ??= new Error('lmdb did not append a record');
+  };
+  const failed = (err: Error) => {
+    failure ??= err;
+  };
+  let queued: Promise<void> = Promise.resolve();
+  let last = queued;
   for (;;) {
     signal?.throwIfAborted();
     const chunk = await result.fetchChunk();
@@ -136,18 +150,21 @@ async function writePlaces(conn: DuckDBConnection, env: RootDatabase, format: Lo
       dictionary = format === 1 ? null : sampleDictionary(keys.map((_, r) => docs.map((d) => d[r]!)));
       places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) });
     }
-    const into = places;
-    env.transactionSync(() => {
-      for (let r = 0; r < keys.length; r++) {
-        const key = checkedKey(keys[r]!, previous);
-        into.putSync(key, encodeRecord(key, docs.map((d) => checkedDoc(d[r]!, key)), format), { append: true });
-        const [bucket, hash] = fingerprint(key, bucketBits);
-        fingerprints[written + r] = bucket * 2 ** 32 + hash;
-        previous = key;
-      }
-    });
+    for (let r = 0; r < keys.length; r++) {
+      const key = checkedKey(keys[r]!, previous);
+      last = append(places, key, encodeRecord(key, docs.map((d) => checkedDoc(d[r]!, key)), format)).then(noted, failed);
+      const [bucket, hash] = fingerprint(key, bucketBits);
+      fingerprints[written + r] = bucket * 2 ** 32 + hash;
+      previous = key;
+    }
+    // This chunk is queued; the one before must be written before another is read.
+    await queued;
+    if (failure) throw failure;
+    queued = last;
     written += keys.length;
   }
+  await queued;
+  if (failure) throw failure;
   if (written !== rows) throw new Error(`read ${written} rows of ${SERVING.places}, counted ${rows}`);
   // An empty table: the database is still there (the reader opens it), with the empty dictionary.
   if (places === null) {
@@ -175,6 +192,14 @@ function writeAbsence(env: RootDatabase, fingerprints: Float64Array, bucketBits:
       }
     });
   }
+}
+
+/**
+ * An asynchronous put with lmdb's append flag: lmdb-js's `put` takes the options `putSync` takes
+ * (its write.js), though its type declarations list only the version form.
+ */
+function append(db: Database<Buffer, string>, key: string, value: Buffer): Promise<boolean> {
+  return (db.put as (key: string, value: Buffer, options: PutOptions) => Promise<boolean>).call(db, key, value, { append: true });
 }
 
 function checkedKey(key: string, previous: string): string {
