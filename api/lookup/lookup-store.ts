@@ -19,7 +19,8 @@ export type StoredDocuments = (Buffer | null)[];
 /**
  * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
- * synchronous (a B-tree descent in mapped memory, a copy of the record, its checks: microseconds).
+ * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
+ * store of format 2, its checks: microseconds). Stores of format 1 and 2 are read alike.
  *
  * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
  * asked for and each document its crc (seeded by key and column); a key not found must be proved
