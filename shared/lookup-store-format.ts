@@ -13,7 +13,7 @@
  *   option: `placesCompression`) with a dictionary of the file's own documents (record
  *   `dictionary`, its length and CRC-32 in the meta record). lmdb decompresses a record as it
  *   reads it; every check below is made on the decompressed record. 3.5 times smaller than format 1
- *   on the generated drop (docs/architecture.md, Look-up store).
+ *   on the generated drop (docs/architecture.md, Look-up store: compressed records).
  *
  * A record (decompressed), all integers little-endian:
  *
@@ -42,7 +42,8 @@ export const DICTIONARY_KEY = 'dictionary';
  * Format 2: bytes of documents in a store's LZ4 dictionary. lmdb loads the dictionary for every
  * record it compresses, so the build pays for its length: 4 KiB took the 100k-POI drop's store
  * from 152 to 43.6 MB, 8 KiB to 41.2 MB at twice the compression time; lmdb's own (5.4 KB of
- * English and generic JSON) to 62.5 MB, none to 63.7 MB (bench/RESULTS.md).
+ * English and generic JSON) to 62.5 MB, none to 63.7 MB (docs/architecture.md, Look-up store:
+ * compressed records).
  */
 export const DICTIONARY_BYTES = 4096;
 /** Longest key a record holds (placekeys are about 20 bytes). */
@@ -74,7 +75,8 @@ export function placesCompression(dictionary: Buffer): { threshold: number; dict
 /**
  * Format 2's dictionary: the first documents of the first records (`records`: each record's
  * documents), end to end, up to DICTIONARY_BYTES, cut to a multiple of 8 bytes (lmdb uses no
- * more of it). Documents of the file itself hold its keys, its categories, its dates.
+ * more of it). The file's own documents hold the field names, categories and dates its records
+ * repeat.
  */
 export function sampleDictionary(records: readonly (readonly (string | null)[])[]): Buffer {
   const parts: Buffer[] = [];
