@@ -5,9 +5,17 @@
  *
  * Three named databases: `places` (a record per placekey, keys the placekey's ASCII bytes, in
  * byte order as `serve_places` is sorted), `absent` (the absence index that proves a miss:
- * shared/lookup-store-absence.ts) and `meta` (one record, `meta`).
+ * shared/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, `dictionary`).
  *
- * A record, all integers little-endian:
+ * Formats (the meta record's `format`; a reader reads both):
+ * - 1: records stored as they are.
+ * - 2 (written now): the same records, each compressed by lmdb itself (its LZ4, the `compression`
+ *   option: `placesCompression`) with a dictionary of the file's own documents (record
+ *   `dictionary`, its length and CRC-32 in the meta record). lmdb decompresses a record as it
+ *   reads it; every check below is made on the decompressed record. 3.5 times smaller than format 1
+ *   on the generated drop (docs/architecture.md, Look-up store: compressed records).
+ *
+ * A record (decompressed), all integers little-endian:
  *
  *     u8 FORMAT | u8 K | K bytes: the key | u16 C: columns | C x (u32 length, u32 crc) | the documents, end to end
  *
@@ -21,23 +29,68 @@ import { crc32 } from 'node:zlib';
 import { MAX_BUCKET_BITS } from './lookup-store-absence.ts';
 import { LookupStoreDamaged } from './lookup-store-damaged.ts';
 
-export const LOOKUP_STORE_FORMAT = 1;
+/** The format written. */
+export const LOOKUP_STORE_FORMAT = 2;
+/** The formats read: stores built by an earlier release keep serving. */
+export type LookupStoreFormat = 1 | 2;
 export const PLACES_DB = 'places';
 export const META_DB = 'meta';
 export const META_KEY = 'meta';
+/** Format 2: the LZ4 dictionary's record in `meta`. */
+export const DICTIONARY_KEY = 'dictionary';
+/**
+ * Format 2: bytes of documents in a store's LZ4 dictionary. lmdb loads the dictionary for every
+ * record it compresses, so the build pays for its length: 4 KiB took the 100k-POI drop's store
+ * from 152 to 43.6 MB, 8 KiB to 41.2 MB at twice the compression time; lmdb's own (5.4 KB of
+ * English and generic JSON) to 62.5 MB, none to 63.7 MB (docs/architecture.md, Look-up store:
+ * compressed records).
+ */
+export const DICTIONARY_BYTES = 4096;
 /** Longest key a record holds (placekeys are about 20 bytes). */
 export const MAX_KEY_BYTES = 255;
 const ENTRY_BYTES = 8;
 
 /** The `meta` record: what the store holds, checked at open. */
 export interface LookupStoreMeta {
-  readonly format: number;
+  readonly format: LookupStoreFormat;
   /** The document columns in record order: `core` (when the file has it), then `w<YYYYMMDD>`. */
   readonly columns: readonly string[];
   /** Records in `places`. */
   readonly rows: number;
   /** The absence index has 2^bucketBits buckets. */
   readonly bucketBits: number;
+  /** Format 2: the `dictionary` record's length and CRC-32. */
+  readonly dictionary?: { readonly bytes: number; readonly crc: number };
+}
+
+/**
+ * lmdb's options for format 2's `places`, the same at build and read (the dictionary is what
+ * both must share; lmdb tells a compressed value by its first byte, 254 or 255, which no record
+ * starts with, so the threshold is the writer's alone: every record is compressed).
+ */
+export function placesCompression(dictionary: Buffer): { threshold: number; dictionary: Buffer } {
+  return { threshold: 0, dictionary };
+}
+
+/**
+ * Format 2's dictionary: the first documents of the first records (`records`: each record's
+ * documents), end to end, up to DICTIONARY_BYTES, cut to a multiple of 8 bytes (lmdb uses no
+ * more of it). The file's own documents hold the field names, categories and dates its records
+ * repeat.
+ */
+export function sampleDictionary(records: readonly (readonly (string | null)[])[]): Buffer {
+  const parts: Buffer[] = [];
+  let bytes = 0;
+  for (const docs of records) {
+    for (const doc of docs) {
+      if (doc === null || bytes >= DICTIONARY_BYTES) continue;
+      const b = Buffer.from(doc);
+      parts.push(b);
+      bytes += b.length;
+    }
+  }
+  const joined = Buffer.concat(parts);
+  return joined.subarray(0, Math.min(DICTIONARY_BYTES, joined.length & ~7));
 }
 
 /** The seed of column `i`'s crc for a key whose own CRC-32 is `keyCrc`. */
@@ -50,13 +103,13 @@ export function isStorableKey(key: string): boolean {
   return key.length > 0 && key.length <= MAX_KEY_BYTES && /^[\x20-\x7e]+$/.test(key);
 }
 
-/** A record's bytes. `key` is a storable key; no document is ''. */
-export function encodeRecord(key: string, docs: readonly (string | null)[]): Buffer {
+/** A record's bytes (before lmdb compresses it). `key` is a storable key; no document is ''. */
+export function encodeRecord(key: string, docs: readonly (string | null)[], format: LookupStoreFormat = LOOKUP_STORE_FORMAT): Buffer {
   const lengths = docs.map((d) => (d === null ? 0 : Buffer.byteLength(d)));
   const table = 2 + key.length + 2;
   const docsStart = table + docs.length * ENTRY_BYTES;
   const out = Buffer.allocUnsafe(docsStart + lengths.reduce((a, b) => a + b, 0));
-  out[0] = LOOKUP_STORE_FORMAT;
+  out[0] = format;
   out[1] = key.length;
   out.write(key, 2, 'latin1');
   out.writeUInt16LE(docs.length, table - 2);
@@ -77,27 +130,28 @@ interface Layout {
   readonly docsStart: number;
 }
 
-function layoutOf(file: string, value: Uint8Array, columns: number): Layout {
+function layoutOf(file: string, value: Uint8Array, format: LookupStoreFormat, columns: number): Layout {
   const table = 2 + (value[1] ?? 0) + 2;
   const docsStart = table + columns * ENTRY_BYTES;
-  if (value[0] !== LOOKUP_STORE_FORMAT || docsStart > value.length || readU16(value, table - 2) !== columns) {
+  if (value[0] !== format || docsStart > value.length || readU16(value, table - 2) !== columns) {
     throw new LookupStoreDamaged(file, 'a record is not of the format or column count of the store');
   }
   return { table, docsStart };
 }
 
 /**
- * The documents of `columns` (indexes into the store's columns) of the record `value`, found
- * under `key` (`keyCrc` its CRC-32): each its JSON text's UTF-8 bytes (a copy: `value` may be
- * lmdb's reused read buffer), or null for a NULL. Throws LookupStoreDamaged when the record is
- * another key's, or any length or crc does not hold.
+ * The documents of `columns` (indexes into the store's columns) of the record `value` (as lmdb
+ * read it, decompressed), found under `key` (`keyCrc` its CRC-32) in a store of `format`: each
+ * its JSON text's UTF-8 bytes (a copy: `value` may be lmdb's reused read buffer), or null for a
+ * NULL. Throws LookupStoreDamaged when the record is not of the store's format, is another
+ * key's, or any length or crc does not hold.
  */
-export function readDocuments(file: string, value: Uint8Array, key: string, keyCrc: number, columnCount: number, columns: readonly number[]): (Buffer | null)[] {
+export function readDocuments(file: string, value: Uint8Array, key: string, keyCrc: number, format: LookupStoreFormat, columnCount: number, columns: readonly number[]): (Buffer | null)[] {
   if (value[1] !== key.length) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
   for (let i = 0; i < key.length; i++) {
     if (value[2 + i] !== key.charCodeAt(i)) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
   }
-  const { table, docsStart } = layoutOf(file, value, columnCount);
+  const { table, docsStart } = layoutOf(file, value, format, columnCount);
   const starts = new Array<number>(columnCount);
   let at = docsStart;
   for (let i = 0; i < columnCount; i++) {
@@ -131,10 +185,18 @@ export function decodeMeta(file: string, value: Uint8Array | undefined): LookupS
   const json = Buffer.from(value.buffer, value.byteOffset + 4, value.length - 4);
   if (crc32(json) !== readU32(value, 0)) throw new LookupStoreDamaged(file, 'the meta record fails its crc');
   const meta = JSON.parse(json.toString('utf8')) as LookupStoreMeta;
-  const wellFormed = meta.format === LOOKUP_STORE_FORMAT && Number.isSafeInteger(meta.rows) && meta.rows >= 0 && Number.isInteger(meta.bucketBits) && meta.bucketBits >= 0 && meta.bucketBits <= MAX_BUCKET_BITS
+  const dictionary = meta.format === 1 ? meta.dictionary === undefined
+    : meta.format === 2 && Number.isInteger(meta.dictionary?.bytes) && meta.dictionary!.bytes >= 0 && meta.dictionary!.bytes <= DICTIONARY_BYTES && Number.isInteger(meta.dictionary!.crc);
+  const wellFormed = dictionary && Number.isSafeInteger(meta.rows) && meta.rows >= 0 && Number.isInteger(meta.bucketBits) && meta.bucketBits >= 0 && meta.bucketBits <= MAX_BUCKET_BITS
     && Array.isArray(meta.columns) && meta.columns.every((c) => typeof c === 'string');
-  if (!wellFormed) throw new LookupStoreDamaged(file, `the meta record is not of format ${LOOKUP_STORE_FORMAT}`);
+  if (!wellFormed) throw new LookupStoreDamaged(file, 'the meta record is not of format 1 or 2');
   return meta;
+}
+
+/** Format 2's dictionary record, checked against the meta record's length and crc. Throws LookupStoreDamaged. */
+export function checkedDictionary(file: string, meta: LookupStoreMeta, value: Uint8Array | undefined): Buffer {
+  if (!value || value.length !== meta.dictionary!.bytes || crc32(value) !== meta.dictionary!.crc) throw new LookupStoreDamaged(file, 'the dictionary record is missing or fails its crc');
+  return Buffer.from(value);
 }
 
 function readU16(b: Uint8Array, at: number): number {

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { ABSENT_DB, bucketHolds, fingerprint } from '../../shared/lookup-store-absence.ts';
-import { decodeMeta, isStorableKey, META_DB, META_KEY, PLACES_DB, readDocuments, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
+import { checkedDictionary, decodeMeta, DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
 import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
 import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
 
@@ -19,7 +19,8 @@ export type StoredDocuments = (Buffer | null)[];
 /**
  * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
- * synchronous (a B-tree descent in mapped memory, a copy of the record, its checks: microseconds).
+ * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
+ * store of format 2, its checks: microseconds). Stores of format 1 and 2 are read alike.
  *
  * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
  * asked for and each document its crc (seeded by key and column); a key not found must be proved
@@ -39,6 +40,8 @@ export class LookupStore {
   /** The document columns the store holds: `core` (when its file has core), then `w<YYYYMMDD>`. */
   readonly columns: readonly string[];
   readonly rows: number;
+  /** The store's format (shared/lookup-store-format.ts): 1, or 2 (records compressed by lmdb). */
+  readonly format: LookupStoreFormat;
   readonly #env: RootDatabase;
   readonly #places: Database<Buffer, string>;
   readonly #absent: Database<Buffer, number>;
@@ -50,6 +53,7 @@ export class LookupStore {
     this.file = file;
     this.columns = meta.columns;
     this.rows = meta.rows;
+    this.format = meta.format;
     this.#env = env;
     this.#places = places;
     this.#absent = absent;
@@ -61,7 +65,9 @@ export class LookupStore {
    * Opens a store read-only after its cheap checks: the file's size and the digest of its head
    * against those recorded at build, before lmdb reads it (a truncated file, or a damaged meta
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
-   * the meta record's crc and format, and the counts (checkCounts).
+   * the meta record's crc and format, format 2's dictionary record against the meta record's
+   * length and crc (its records are opened with it: lmdb decompresses them as it reads), and the
+   * counts (checkCounts). Stores of format 1 (earlier releases) and 2 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
    */
@@ -76,9 +82,11 @@ export class LookupStore {
       throw new LookupStoreDamaged(file, `lmdb refuses it: ${(err as Error).message}`);
     }
     try {
-      const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary' });
+      const metaDb = env.openDB<Buffer, string>(META_DB, { encoding: 'binary' });
+      const meta = decodeMeta(file, metaDb.getBinary(META_KEY));
+      const compression = meta.format === 1 ? false : placesCompression(checkedDictionary(file, meta, metaDb.getBinary(DICTIONARY_KEY)));
+      const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary', compression });
       const absent = env.openDB<Buffer, number>(ABSENT_DB, { encoding: 'binary', keyEncoding: 'uint32' });
-      const meta = decodeMeta(file, env.openDB<Buffer, string>(META_DB, { encoding: 'binary' }).getBinary(META_KEY));
       checkCounts(file, bytes, places, absent, meta);
       return new LookupStore(file, env, places, absent, meta);
     } catch (err) {
@@ -106,7 +114,7 @@ export class LookupStore {
         if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
         const value = this.#places.getBinaryFast(key);
         if (value === undefined) this.#proveAbsent(key);
-        else found.set(key, readDocuments(this.file, value, key, crc32(key), this.columns.length, indexes));
+        else found.set(key, readDocuments(this.file, value, key, crc32(key), this.format, this.columns.length, indexes));
       }
     } catch (err) {
       throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(this.file, `lmdb failed a read: ${(err as Error).message}`);

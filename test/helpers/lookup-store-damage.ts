@@ -19,8 +19,13 @@ export interface Damage {
   readonly mustRefuse?: string;
 }
 
-/** Where a record's documents start within its value (shared/lookup-store-format.ts). */
+/**
+ * Where a record's documents start within its value (shared/lookup-store-format.ts). A value
+ * lmdb compressed (format 2) starts with lmdb's header, its mark (254, or 255 past 16 MB) and the
+ * record's length: what follows is the LZ4 stream of the whole record.
+ */
 function docsStart(file: Buffer, value: Span): number {
+  if (file[value.at]! >= 250) return file[value.at] === 254 ? 4 : 8;
   const table = 2 + file[value.at + 1]! + 2;
   return table + file.readUInt16LE(value.at + table - 2) * 8;
 }
@@ -67,12 +72,15 @@ export function damageCases(file: Buffer, seed: number, perKind: number): Damage
   inSpan('leaf key bytes', false, () => leafNode().key);
   const records = places.flatMap((p) => p.leafNodes);
   const record = () => pick(records);
-  inSpan('record header (key, lengths, crcs)', false, () => {
+  const compressed = records.length > 0 && file[records[0]!.value.at]! >= 250;
+  const headerKey = new Map<number, string>();
+  inSpan(compressed ? 'compressed record header (lmdb\'s mark and length)' : 'record header (key, lengths, crcs)', false, () => {
     const r = record();
+    headerKey.set(r.value.at, r.keyText);
     return { at: r.value.at, length: docsStart(file, r.value) };
-  });
+  }, (span) => (compressed ? headerKey.get(span.at) : undefined));
   const docKey = new Map<number, string>();
-  inSpan('document bytes', false, () => {
+  inSpan(compressed ? 'compressed record bytes (key, lengths, crcs, documents)' : 'document bytes', false, () => {
     const r = record();
     const start = docsStart(file, r.value);
     docKey.set(r.value.at + start, r.keyText);

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { copyFileSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { LookupStore } from '../../api/lookup/lookup-store.ts';
 import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
@@ -13,6 +13,7 @@ import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { applyDamage, damageCases, type Damage } from '../helpers/lookup-store-damage.ts';
+import { lmdbPages } from '../helpers/lmdb-pages.ts';
 import { runDamageCases, type CaseResult } from '../helpers/run-damage-cases.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
@@ -23,6 +24,11 @@ interface Fixture {
   readonly built: BuiltLookupStore;
   readonly columns: readonly string[];
   readonly truth: Map<string, (string | null)[]>;
+  /** The store's format (shared/lookup-store-format.ts). */
+  readonly format: number;
+  /** POIs of the drop (seed SEED), for keys it does not hold. */
+  readonly pois: number;
+  readonly seed: number;
 }
 
 /** A look-up's documents as text (the store answers their UTF-8 bytes). */
@@ -31,7 +37,7 @@ function texts(found: Map<string, (Buffer | null)[]>): Map<string, (string | nul
 }
 
 /** Generates a drop, loads it with `placedata load`, builds the store from the version file. */
-async function fixture(dir: string, name: string, pois: number, weeks: number): Promise<Fixture> {
+async function fixture(dir: string, name: string, pois: number, weeks: number, pageSize?: number): Promise<Fixture> {
   const drop = path.join(dir, `${name}-drop`);
   const data = path.join(dir, `${name}-data`);
   await generateDrop({ pois, weeks, out: drop, format: 'csv.gz', seed: SEED, firstWeek: '2022-01-03' });
@@ -42,11 +48,11 @@ async function fixture(dir: string, name: string, pois: number, weeks: number): 
   try {
     const conn = await instance.connect();
     try {
-      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`));
+      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`), { pageSize });
       const rows = (await conn.runAndReadAll('SELECT * FROM serve_places')).getRowObjectsJS();
       const columns = Object.keys(rows[0]!).filter((c) => c !== 'placekey');
       const truth = new Map(rows.map((r) => [String(r['placekey']), columns.map((c) => (r[c] ?? null) as string | null)]));
-      return { built, columns, truth };
+      return { built, columns, truth, format: 2, pois, seed: SEED };
     } finally {
       conn.closeSync();
     }
@@ -55,9 +61,22 @@ async function fixture(dir: string, name: string, pois: number, weeks: number): 
   }
 }
 
+/**
+ * The store an earlier release built (format 1: test/fixtures/lookup-store-format-1, its
+ * expected.json says how), copied into `dir` (lmdb puts its lock file beside it), with the
+ * documents its version file held.
+ */
+async function earlierRelease(dir: string): Promise<Fixture> {
+  const fixture = path.resolve('test/fixtures/lookup-store-format-1');
+  const expected = JSON.parse(await readFile(path.join(fixture, 'expected.json'), 'utf8')) as { recorded: { bytes: number; sha256: string; headSha256: string }; columns: string[]; documents: [string, (string | null)[]][] };
+  const file = path.join(dir, 'format-1.lmdb');
+  await copyFile(path.join(fixture, 'store.lookup'), file);
+  return { built: { file, ...expected.recorded, rows: expected.documents.length, columns: expected.columns }, columns: expected.columns, truth: new Map(expected.documents), format: 1, pois: 60, seed: 31 };
+}
+
 /** Valid Placekeys the version does not hold, and keys before its first and after its last. */
-function unknownKeys(f: Fixture, pois: number): string[] {
-  return ['0', '~', '22p-222@000-000-000', 'zzz-zzz@zzz-zzz-zzz', ...Array.from({ length: 400 }, (_, i) => poiOf(SEED, pois + i).placekey)].filter((k) => !f.truth.has(k));
+function unknownKeys(f: Fixture): string[] {
+  return ['0', '~', '22p-222@000-000-000', 'zzz-zzz@zzz-zzz-zzz', ...Array.from({ length: 400 }, (_, i) => poiOf(f.seed, f.pois + i).placekey)].filter((k) => !f.truth.has(k));
 }
 
 function open(f: Fixture): LookupStore {
@@ -69,27 +88,30 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
   let dir: string;
   let narrow: Fixture;
   let wide: Fixture;
+  let older: Fixture;
 
   before(async () => {
     dir = await makeTempDir('lookup-store');
     narrow = await fixture(dir, 'narrow', 1200, 3);
-    // Ten weeks make each record larger than lmdb keeps in a leaf: values in overflow pages.
-    wide = await fixture(dir, 'wide', 300, 10);
+    // Records of forty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
+    // (about 2 KB; at 16 KiB, 8 KB: a record of a drop's few weeks never is): values in overflow pages.
+    wide = await fixture(dir, 'wide', 300, 40, 4096);
+    older = await earlierRelease(dir);
   });
 
   after(async () => {
     await removeDir(dir);
   });
 
-  it('holds every key of serve_places with every document, as the version file has them', async () => {
-    for (const f of [narrow, wide]) {
+  it('holds every key of serve_places with every document, as the version file has them (format 2, and format 1 built by an earlier release)', async () => {
+    for (const f of [narrow, wide, older]) {
       const keys = [...f.truth.keys()];
       expect(f.built.columns).to.deep.equal(f.columns);
       expect([f.built.rows, f.built.bytes, f.built.sha256]).to.deep.equal([keys.length, (await stat(f.built.file)).size, await fileSha256(f.built.file)]);
       await verifyLookupStore(f.built.file, f.built);
       const store = open(f);
       try {
-        expect([store.columns, store.rows]).to.deep.equal([f.columns, keys.length]);
+        expect([store.format, store.columns, store.rows]).to.deep.equal([f.format, f.columns, keys.length]);
         expect(texts(store.lookup(keys, f.columns))).to.deep.equal(f.truth);
         // Core and one week, and one week alone, in the order asked.
         const week = f.columns[2]!;
@@ -105,7 +127,7 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
   it('answers no entry for a key it does not hold, and one entry for a key asked twice', async () => {
     const store = open(narrow);
     try {
-      const unknown = [...unknownKeys(narrow, 1200), '', 'é@5vg-7gq-tvz', 'x'.repeat(300)];
+      const unknown = [...unknownKeys(narrow), '', 'é@5vg-7gq-tvz', 'x'.repeat(300)];
       const known = [...narrow.truth.keys()].slice(0, 30);
       expect(texts(store.lookup(unknown, narrow.columns))).to.deep.equal(new Map());
       expect(texts(store.lookup([...known, ...unknown, ...known], ['core']))).to.deep.equal(new Map(known.map((k) => [k, [narrow.truth.get(k)![0]!]])));
@@ -151,9 +173,12 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
     }
   });
 
-  for (const which of ['narrow', 'wide'] as const) {
-    it(`damaged in every part (${which === 'narrow' ? 'records in leaf pages' : 'records in overflow pages'}): every answer right or LOOKUP_STORE_DAMAGED, never another POI's document, never a false null`, async () => {
-      const f = which === 'narrow' ? narrow : wide;
+  const stores = { narrow: 'records in leaf pages', wide: 'records in overflow pages', older: 'format 1, built by an earlier release' };
+  for (const [which, what] of Object.entries(stores)) {
+    it(`damaged in every part (${what}): every answer right or LOOKUP_STORE_DAMAGED, never another POI's document, never a false null`, async () => {
+      const f = which === 'narrow' ? narrow : which === 'wide' ? wide : older;
+      const pages = lmdbPages(readFileSync(f.built.file)).tree;
+      expect(pages.some((p) => p.kind === 'overflow'), 'records in overflow pages').to.equal(which === 'wide');
       const work = path.join(dir, `damage-${which}`);
       await mkdir(work);
       // LOOKUP_STORE_DAMAGE_CASES: cases of each kind (default 2); LOOKUP_STORE_DAMAGE_REPORT=1 prints the outcomes by part.
@@ -166,7 +191,7 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
         await expectDamaged(verifyLookupStore(copy, f.built), `verify-${i}.lmdb`, /^(its sha256 is|it is \d+ bytes)/);
       }
       // Without it: damaged before the open (its cheap checks only), and after it (the per-read checks alone).
-      const run = { store: f.built.file, expected: f.built, columns: f.columns, known: [...f.truth], unknown: unknownKeys(f, which === 'narrow' ? 1200 : 300), cases, workDir: work };
+      const run = { store: f.built.file, expected: f.built, columns: f.columns, known: [...f.truth], unknown: unknownKeys(f), cases, workDir: work };
       const before = await runDamageCases({ ...run, mode: 'before-open' });
       const after = await runDamageCases({ ...run, mode: 'after-open' });
       if (process.env['LOOKUP_STORE_DAMAGE_REPORT']) console.log(outcomeTable(cases, before, after));
