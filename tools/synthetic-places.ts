@@ -1,5 +1,5 @@
 import { geoToWhere } from '../shared/placekey.ts';
-import { seededRandom } from '../ingest/cli/demo-drop.ts';
+import { seededRandom, split } from '../ingest/cli/demo-drop.ts';
 
 /**
  * Deterministic synthetic POIs and weeks in the shape of the real products, each a pure function
@@ -116,16 +116,6 @@ export function addDays(date: string, days: number): string {
   return new Date(Date.parse(date + 'T00:00:00Z') + days * 86_400_000).toISOString().slice(0, 10);
 }
 
-function split(r: () => number, total: number, weights: readonly number[]): number[] {
-  const sum = weights.reduce((a, b) => a + b, 0);
-  const out = weights.map((w) => Math.floor((total * w) / sum * (0.8 + r() * 0.4)));
-  let rest = total - out.reduce((a, b) => a + b, 0);
-  for (let k = 0; rest !== 0; k = (k + 1) % out.length) {
-    if (weights[k] === 0) continue;
-    if (rest > 0) { out[k]!++; rest--; } else if (out[k]! > 0) { out[k]!--; rest++; }
-  }
-  return out;
-}
 
 /** The week of POI `p` starting Monday `week`, or null when the POI has no data that week. */
 export function weekOf(seed: number, p: SyntheticPoi, week: string, weekIndex: number) {

@@ -179,3 +179,15 @@ export async function writeDemoDrop(outDir: string, options: DemoOptions = DEMO_
   }
   return written;
 }
+
+/** `total` spread over `weights` (integers summing to `total`, none where the weight is 0), each share jittered by `r`. */
+export function split(r: () => number, total: number, weights: readonly number[]): number[] {
+  const sum = weights.reduce((a, b) => a + b, 0);
+  const out = weights.map((w) => Math.floor((total * w) / sum * (0.8 + r() * 0.4)));
+  let rest = total - out.reduce((a, b) => a + b, 0);
+  for (let k = 0; rest !== 0; k = (k + 1) % out.length) {
+    if (weights[k] === 0) continue;
+    if (rest > 0) { out[k]!++; rest--; } else if (out[k]! > 0) { out[k]!--; rest++; }
+  }
+  return out;
+}

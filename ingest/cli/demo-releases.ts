@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { EXTRA_COLUMNS, inCatalog, type CatalogProduct } from '../../shared/column-catalog.ts';
-import { csv, DEMO_CORE_HEADER, DEMO_DEFAULTS, DEMO_WEEKLY_HEADER, makeDemoPois, makeDemoWeeks, seededRandom, utcOffset,
+import { csv, DEMO_CORE_HEADER, DEMO_DEFAULTS, DEMO_WEEKLY_HEADER, makeDemoPois, makeDemoWeeks, seededRandom, split, utcOffset,
   type DemoPoi, type DemoWeek } from './demo-drop.ts';
 
 /**
@@ -54,17 +54,6 @@ function hex(text: string, length: number): string {
   return createHash('sha256').update(text).digest('hex').slice(0, length);
 }
 
-/** `total` spread over `weights` (integers summing to `total`, none where the weight is 0). */
-function split(r: () => number, total: number, weights: readonly number[]): number[] {
-  const sum = weights.reduce((a, b) => a + b, 0);
-  const out = weights.map((w) => Math.floor((total * w) / sum * (0.8 + r() * 0.4)));
-  let rest = total - out.reduce((a, b) => a + b, 0);
-  for (let k = 0; rest !== 0; k = (k + 1) % out.length) {
-    if (weights[k] === 0) continue;
-    if (rest > 0) { out[k]!++; rest--; } else if (out[k]! > 0) { out[k]!--; rest++; }
-  }
-  return out;
-}
 
 /** The header of a product: the spec's columns, then every catalogued column of the product. */
 function headerOf(spec: readonly string[], product: CatalogProduct): string[] {
