@@ -1,5 +1,5 @@
 import { constants, type BigIntStats } from 'node:fs';
-import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readFile, readlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { disappeared } from './load-failure.ts';
@@ -114,7 +114,21 @@ export async function openDrop(listing: readonly ListedFile[]): Promise<OpenedDr
     for (const listed of listing) files.push(await openListed(listed));
   } catch (err) {
     await close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EMFILE' || code === 'ENFILE') throw await tooManyFiles(listing.length, code);
     throw err;
   }
   return { files, close };
+}
+
+/**
+ * A drop of more files than the process may hold open: each stays open for the whole load, so
+ * the open-file limit bounds a drop's parts (Node raises the soft limit to the hard one at start).
+ */
+async function tooManyFiles(count: number, code: string): Promise<AppError> {
+  const limits = await readFile('/proc/self/limits', 'utf8').catch(() => '');
+  const max = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
+  const which = code === 'ENFILE' ? 'the system\'s open-file table is full' : `this process may open at most ${max ?? 'its limit of'} files`;
+  return new AppError(ErrorCodes.RESOURCE_EXHAUSTED, `the drop has ${count} files and a load holds each open while it runs, but ${which}: `
+    + 'raise the open-file limit (ulimit -n, systemd LimitNOFILE) or deliver fewer, larger parts');
 }

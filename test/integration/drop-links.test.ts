@@ -244,6 +244,29 @@ describe('symbolic links and swapped files: a drop is a closed set of regular fi
     });
   });
 
+  it('a drop of more files than the process may hold open is refused as RESOURCE_EXHAUSTED naming the limit, not an internal error', async function () {
+    // Each file stays open for the whole load; a drop beyond the open-file limit says so.
+    const prlimit = ['/usr/bin/prlimit', '/bin/prlimit'].find((p) => { try { execFileSync(p, ['--version']); return true; } catch { return false; } });
+    if (!prlimit) {
+      console.log('      (skipped: no prlimit on this machine to lower the open-file limit)');
+      return this.skip();
+    }
+    const drop = await newDrop(false);
+    for (let i = 0; i < 120; i++) await writeCsv(path.join(drop, `core-${String(i).padStart(4, '0')}.csv`), CORE_HEADER, [CORE_ROWS[0]!]);
+    const dataDir = newDataDir();
+    const bin = new URL('../../bin/placedata.js', import.meta.url).pathname;
+    let result: { code: number; stderr: string } = { code: 0, stderr: '' };
+    try {
+      execFileSync(prlimit, ['--nofile=60:60', process.execPath, bin, 'load', drop, '--month', '2022-03', '--no-progress'], { env: { ...process.env, DATA_DIR: dataDir }, stdio: 'pipe' });
+    } catch (err) {
+      const e = err as { status: number; stderr: Buffer };
+      result = { code: e.status, stderr: e.stderr.toString('utf8') };
+    }
+    expect(result).to.deep.equal({ code: 1, stderr: 'error RESOURCE_EXHAUSTED: the drop has 120 files and a load holds each open while it runs, but this process may open at most 60 files: '
+      + 'raise the open-file limit (ulimit -n, systemd LimitNOFILE) or deliver fewer, larger parts\n' });
+    expect(await readPointer(dataDir)).to.equal(null);
+  });
+
   it('the inbox watcher: a drop with loops is enqueued once, one linking out is reported and passed over, a linked folder is no drop', async () => {
     const inbox = path.join(dir, 'inbox');
     await mkdir(path.join(inbox, 'good'), { recursive: true });
