@@ -33,8 +33,8 @@ const o = program.opts<{ file: string; drop: string; work: string; week?: string
 
 const BLOCK = 262144;
 
-async function rowsOf(conn: DuckDBConnection, sql: string): Promise<Record<string, unknown>[]> {
-  return (await conn.runAndReadAll(sql)).getRowObjectsJS() as Record<string, unknown>[];
+async function rowsOf(conn: DuckDBConnection, sql: string, params: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
+  return (await conn.runAndReadAll(sql, params)).getRowObjectsJS() as Record<string, unknown>[];
 }
 
 async function usedMb(conn: DuckDBConnection, db: string): Promise<number> {
@@ -46,15 +46,15 @@ async function storage(conn: DuckDBConnection): Promise<void> {
   console.log(`## ${o.file}: ${((await stat(o.file)).size / 1e6).toFixed(1)} MB on disk, ${(await usedMb(conn, 'v')).toFixed(1)} MB in used blocks`);
   const tables = (await rowsOf(conn, `SELECT table_name FROM duckdb_tables() WHERE database_name = 'v' ORDER BY table_name`)).map((r) => String(r['table_name']));
   for (const t of tables) {
-    const r = (await rowsOf(conn, `SELECT count(DISTINCT block_id) AS b FROM pragma_storage_info('v.${t}') WHERE block_id >= 0`))[0]!;
+    const r = (await rowsOf(conn, `SELECT count(DISTINCT block_id) AS b FROM pragma_storage_info(${quoteLiteral(`v.${t}`)}) WHERE block_id >= 0`))[0]!;
     if (Number(r['b']) > 0) console.log(`${t.padEnd(20)} ${String(r['b']).padStart(5)} blocks (${(Number(r['b']) * BLOCK / 1e6).toFixed(1)} MB)`);
   }
   for (const t of [TABLES.core, TABLES.weekly, 'serve_places', 'serve_extras']) {
     if (!tables.includes(t)) continue;
     console.log(`### ${t}: column, type, compressions (children's too), blocks`);
     const cols = await rowsOf(conn, `SELECT s.column_name AS c, any_value(c.data_type) AS t, list(DISTINCT s.compression ORDER BY s.compression) AS z, count(DISTINCT s.block_id) AS b
-      FROM pragma_storage_info('v.${t}') s JOIN duckdb_columns() c ON c.database_name = 'v' AND c.table_name = '${t}' AND c.column_name = s.column_name
-      GROUP BY s.column_name ORDER BY min(s.column_id)`);
+      FROM pragma_storage_info(${quoteLiteral(`v.${t}`)}) s JOIN duckdb_columns() c ON c.database_name = 'v' AND c.table_name = $t AND c.column_name = s.column_name
+      GROUP BY s.column_name ORDER BY min(s.column_id)`, { t });
     for (const c of cols) console.log(`  ${String(c['c']).padEnd(44)} ${String(c['t']).padEnd(22)} ${String(c['z']).padEnd(34)} ${c['b']}`);
   }
 }
@@ -143,9 +143,9 @@ await conn.run(`ATTACH ${quoteLiteral(o.file)} AS v (READ_ONLY)`);
 await storage(conn);
 const week = o.week ?? String((await rowsOf(conn, `SELECT strftime(max(week_start), '%Y-%m-%d') AS w FROM v.${TABLES.weekly}`))[0]!['w']);
 const weekDigits = week.replace(/-/g, '');
-const weeklyColumns = (await rowsOf(conn, `SELECT column_name FROM duckdb_columns() WHERE database_name = 'v' AND table_name = '${TABLES.weekly}' ORDER BY column_index`)).map((r) => String(r['column_name']));
+const weeklyColumns = (await rowsOf(conn, `SELECT column_name FROM duckdb_columns() WHERE database_name = 'v' AND table_name = $t ORDER BY column_index`, { t: TABLES.weekly })).map((r) => String(r['column_name']));
 const keys = (await rowsOf(conn, `SELECT placekey FROM v.${TABLES.core}`)).map((r) => String(r['placekey']));
-const coreColumns = (await rowsOf(conn, `SELECT column_name FROM duckdb_columns() WHERE database_name = 'v' AND table_name = '${TABLES.core}' ORDER BY column_index`)).map((r) => String(r['column_name']));
+const coreColumns = (await rowsOf(conn, `SELECT column_name FROM duckdb_columns() WHERE database_name = 'v' AND table_name = $t ORDER BY column_index`, { t: TABLES.core })).map((r) => String(r['column_name']));
 conn.closeSync();
 db.closeSync();
 await ctas();
@@ -189,12 +189,12 @@ async function recompressed(): Promise<void> {
     console.log('## serving tables recompressed (storage version latest): MB added, compressions');
     for (const method of ['auto', 'zstd']) {
       for (const t of ['serve_places', 'serve_extras']) {
-        await conn.run(method === 'auto' ? 'RESET force_compression' : `SET force_compression = '${method}'`);
+        await conn.run(method === 'auto' ? 'RESET force_compression' : `SET force_compression = ${quoteLiteral(method)}`);
         const before = await usedMb(conn, 'typed-serving-recompressed');
         await conn.run(`CREATE TABLE ${t}_${method} AS SELECT * FROM v.${t}`);
         await conn.run(`CREATE UNIQUE INDEX ${t}_${method}_key ON ${t}_${method} (placekey)`);
         await conn.run('CHECKPOINT');
-        const z = (await rowsOf(conn, `SELECT list(DISTINCT compression ORDER BY compression) AS z FROM pragma_storage_info('${t}_${method}') WHERE column_name <> 'placekey'`))[0]!['z'];
+        const z = (await rowsOf(conn, `SELECT list(DISTINCT compression ORDER BY compression) AS z FROM pragma_storage_info(${quoteLiteral(`${t}_${method}`)}) WHERE column_name <> 'placekey'`))[0]!['z'];
         console.log(`${t} ${method}: ${((await usedMb(conn, 'typed-serving-recompressed')) - before).toFixed(1)} MB, ${String(z)}`);
       }
     }
