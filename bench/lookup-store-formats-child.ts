@@ -6,12 +6,12 @@
  * a format-1 record. Prints one JSON line of figures.
  */
 import { readFileSync } from 'node:fs';
-import { setImmediate as turn } from 'node:timers/promises';
 import { crc32, zstdDecompressSync } from 'node:zlib';
 import { open } from 'lmdb';
 import { LookupStore } from '../api/lookup/lookup-store.ts';
 import type { BuiltLookupStore } from '../ingest/build/build-lookup-store.ts';
 import { PLACES_DB, readDocuments } from '../shared/lookup-store-format.ts';
+import { latencies, throughput } from './lookup-timing.ts';
 
 export interface FormatsRun {
   readonly stores: Readonly<Record<string, BuiltLookupStore>>;
@@ -58,39 +58,9 @@ function opened(): (keys: readonly string[]) => number {
   };
 }
 
-const p = (sorted: readonly number[], q: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
-
-function latencies(lookup: (keys: readonly string[]) => number, next: () => string[], seconds: number): { p50_ms: number; p99_ms: number } {
-  const times: number[] = [];
-  const end = performance.now() + seconds * 1000;
-  while (performance.now() < end) {
-    const keys = next();
-    const t = performance.now();
-    lookup(keys);
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50_ms: p(times, 0.5), p99_ms: p(times, 0.99) };
-}
-
-/** 16 callers on this event loop, each look-up a turn of its own: look-ups per second. */
-async function throughput(lookup: (keys: readonly string[]) => number, next: () => string[], seconds: number): Promise<number> {
-  let done = 0;
-  const end = performance.now() + seconds * 1000;
-  const caller = async () => {
-    while (performance.now() < end) {
-      lookup(next());
-      done++;
-      await turn();
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: 16 }, caller));
-  return Math.round(done / ((performance.now() - started) / 1000));
-}
-
 const lookup = opened();
 latencies(lookup, batches(1), run.seconds / 2); // warm-up
-const c1 = latencies(lookup, batches(2), run.seconds);
-const c16 = await throughput(lookup, batches(3), run.seconds);
+const { p50_ms, p99_ms } = latencies(lookup, batches(2), run.seconds);
+const c1 = { p50_ms, p99_ms };
+const c16 = await throughput(lookup, batches(3), 16, run.seconds);
 console.log(JSON.stringify({ variant, c1, c16_rps: c16 }));

@@ -7,11 +7,11 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { setImmediate as turn } from 'node:timers/promises';
 import { open as openLmdb } from 'lmdb';
 import { LookupStore } from '../api/lookup/lookup-store.ts';
 import { verifyLookupStore } from '../api/lookup/verify-lookup-store.ts';
 import { LookupFile } from './lookup-file/lookup-file.ts';
+import { latencies, p, throughput, type Lookup } from './lookup-timing.ts';
 import type { BuiltLookupStore } from '../ingest/build/build-lookup-store.ts';
 
 export interface ChildRun {
@@ -41,7 +41,6 @@ function batches(known: number, unknown: number, seed: number): () => string[] {
   return () => [...Array.from({ length: known }, () => run.known[Math.floor(next() * run.known.length)]!), ...Array.from({ length: unknown }, () => run.unknown[Math.floor(next() * run.unknown.length)]!)];
 }
 
-type Lookup = (keys: readonly string[]) => number;
 
 async function opened(): Promise<{ lookup: Lookup; openSeconds: number; verifySeconds: number | null }> {
   const started = performance.now();
@@ -70,40 +69,6 @@ async function opened(): Promise<{ lookup: Lookup; openSeconds: number; verifySe
     }
     return n;
   } };
-}
-
-function p(sorted: readonly number[], q: number): number {
-  return Number(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3));
-}
-
-/** Sequential look-ups for `seconds`: p50 and p99 in ms. */
-function latencies(lookup: Lookup, next: () => string[], seconds: number): { p50_ms: number; p99_ms: number; n: number } {
-  const times: number[] = [];
-  const end = performance.now() + seconds * 1000;
-  while (performance.now() < end) {
-    const keys = next();
-    const t = performance.now();
-    lookup(keys);
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return { p50_ms: p(times, 0.5), p99_ms: p(times, 0.99), n: times.length };
-}
-
-/** `callers` concurrent callers on this event loop (as an API process serves requests) for `seconds`: look-ups per second. */
-async function throughput(lookup: Lookup, next: () => string[], callers: number, seconds: number): Promise<number> {
-  let done = 0;
-  const end = performance.now() + seconds * 1000;
-  const caller = async () => {
-    while (performance.now() < end) {
-      lookup(next());
-      done++;
-      await turn(); // each request a turn of its own, as requests interleave in the API
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: callers }, caller));
-  return Math.round(done / ((performance.now() - started) / 1000));
 }
 
 function memory(): { rss_mb: number; rss_anon_mb: number; rss_file_mb: number; heap_mb: number } {
