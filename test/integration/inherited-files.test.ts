@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { copyFile, mkdir, open, unlink } from 'node:fs/promises';
+import { copyFile, mkdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -22,6 +22,7 @@ import { memoryLogger } from '../helpers/memory-log.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, coreRow, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
+import { flipBlocks } from '../helpers/flip-blocks.ts';
 
 const [W1, W2, W3, W4] = ['2022-04-04', '2022-04-11', '2022-04-18', '2022-04-25'];
 const WEEKS = [W1, W2, W3, W4];
@@ -83,19 +84,6 @@ async function ask(server: RunningServer, core: boolean, weeks: readonly string[
 async function readyz(server: RunningServer): Promise<{ status: number; body: unknown }> {
   const res = await fetch(`${server.url}/readyz`);
   return { status: res.status, body: await res.json() };
-}
-
-/** Overwrites 4 KiB at `at` with other bytes (a damaged disk block). */
-async function flipBlock(file: string, at: number): Promise<void> {
-  const handle = await open(file, 'r+');
-  try {
-    const block = Buffer.alloc(4096);
-    await handle.read(block, 0, 4096, at);
-    for (let i = 0; i < block.length; i++) block[i] = block[i]! ^ 0x5a;
-    await handle.write(block, 0, 4096, at);
-  } finally {
-    await handle.close();
-  }
 }
 
 /** The value of a metric sample in the text exposition. */
@@ -203,7 +191,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
     const backup = path.join(dir, 'v1-backup.duckdb');
     await copyFile(v1.file, backup);
     const published = await fileSha256(v1.file);
-    await flipBlock(v1.file, 4096 * 3);
+    await flipBlocks(v1.file, [4096 * 3]);
     const detail = `${v1.label}.duckdb is damaged: its sha256 is ${(await fileSha256(v1.file)).slice(0, 12)}..., published as ${published.slice(0, 12)}...`;
     let server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
     try {
@@ -222,7 +210,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
     // v2's file damaged instead (core and W3 for v3): core is refused wherever it is needed, W1, W2 and W4 are served.
     await copyFile(backup, v1.file);
     const published2 = await fileSha256(v2.file);
-    await flipBlock(v2.file, 4096 * 3);
+    await flipBlocks(v2.file, [4096 * 3]);
     const detail2 = `${v2.label}.duckdb is damaged: its sha256 is ${(await fileSha256(v2.file)).slice(0, 12)}..., published as ${published2.slice(0, 12)}...`;
     server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
     try {
@@ -253,7 +241,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
     const dataDir = path.join(dir, 'data');
     const [v1, v2, v3] = await loadVersions(dataDir);
     const published = await fileSha256(lookupStorePath(v1.file));
-    await flipBlock(lookupStorePath(v1.file), 4096 * 4);
+    await flipBlocks(lookupStorePath(v1.file), [4096 * 4]);
     const damaged = `${v1.label}.lookup is damaged: its sha256 is ${(await fileSha256(lookupStorePath(v1.file))).slice(0, 12)}..., published as ${published.slice(0, 12)}...`;
     await unlink(lookupStorePath(v2.file));
     const server = await startServer(testConfig(dataDir), createLogger('silent', 'test'));
@@ -286,7 +274,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
       await server.close();
     }
     // At start with the version's own file damaged: nothing is served, and the log says so (not "still serving the previous one").
-    await flipBlock(v3.file, 4096 * 3);
+    await flipBlocks(v3.file, [4096 * 3]);
     const fresh = memoryLogger('api');
     const again = await startServer(testConfig(dataDir), fresh.log);
     try {
@@ -325,7 +313,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
       await mkdir(cacheDir, { recursive: true });
       // This machine's copy of v1's file is damaged (a bad disk): the store's is good.
       await copyFile(path.join(storeDir, `${l1}.duckdb`), path.join(cacheDir, `${l1}.duckdb`));
-      await flipBlock(path.join(cacheDir, `${l1}.duckdb`), 4096 * 3);
+      await flipBlocks(path.join(cacheDir, `${l1}.duckdb`), [4096 * 3]);
       const site = (cache: string): VersionSite => ({ store, pointer, lock: worker.lock, cache: new VersionCache(cache, store, createLogger('silent', 'test')), cacheGraceMs: 600_000 });
       let server = await startServer(testConfig(cacheDir), createLogger('silent', 'test'), { site: site(cacheDir) });
       try {
@@ -337,7 +325,7 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
         await server.close();
       }
       // The store's own copy damaged too, and another machine with no copy: v1's file is left out.
-      await flipBlock(path.join(storeDir, `${l1}.duckdb`), 4096 * 3);
+      await flipBlocks(path.join(storeDir, `${l1}.duckdb`), [4096 * 3]);
       const other = path.join(dir, 'api2');
       server = await startServer(testConfig(other), createLogger('silent', 'test'), { site: site(other) });
       try {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { copyFile, mkdir, open, readdir, readFile, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { identifyDrop } from '../../ingest/drop/drop-id.ts';
 import { listVersions } from '../../ingest/cli/list-versions.ts';
@@ -18,6 +18,7 @@ import { queryFile } from '../helpers/query-file.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, coreRow, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
+import { flipBlocks } from '../helpers/flip-blocks.ts';
 
 const log = createLogger('silent', 'test');
 const [W1, W2, W3, W4, W5] = ['2022-04-04', '2022-04-11', '2022-04-18', '2022-04-25', '2022-05-02'];
@@ -226,7 +227,7 @@ describe('versions share history by reference: files hold their drop, versions n
     const v2 = await loadDrop({ dataDir, inputs: [await drop(null, { [W2]: 22 })], month: '2022-04', settings: settings() });
     const good = path.join(dir, 'v1-good.duckdb');
     await copyFile(v1.file, good);
-    await flipBytes(v1.file, [4096 * 3, 4096 * 40]);
+    await flipBlocks(v1.file, [4096 * 3, 4096 * 40]);
     const reason = new RegExp(`^${v1.label}\\.duckdb is damaged: its sha256 is [0-9a-f]{12}\\.\\.\\., published as [0-9a-f]{12}\\.\\.\\.$`);
     // At start: v2 inherits v1's week; v2 is served without it (test/integration/inherited-files.test.ts has the whole story).
     let server = await startServer(testConfig(dataDir), log);
@@ -246,7 +247,7 @@ describe('versions share history by reference: files hold their drop, versions n
     server = await startServer(testConfig(dataDir), log);
     try {
       expect(await answer(server)).to.deep.equal({ version: v1.label, name: 'One', weeks: [11, null, null, null, null] });
-      await flipBytes(v2.file, [4096 * 2]);
+      await flipBlocks(v2.file, [4096 * 2]);
       await writePointer(dataDir, v2.label);
       await eventually(async () => expect(server.store.refused?.label).to.equal(v2.label), 3000);
       const ready = await (await fetch(`${server.url}/readyz`)).json() as { status: string; version_date: string; refused: { version_date: string; reason: string } };
@@ -296,17 +297,3 @@ function crashAfter(store: VersionFileStore, step: 'putFile' | 'putRecord'): Ver
   });
 }
 
-/** Overwrites 4 KiB at each offset with other bytes (a damaged disk block). */
-async function flipBytes(file: string, offsets: readonly number[]): Promise<void> {
-  const handle = await open(file, 'r+');
-  try {
-    for (const at of offsets) {
-      const block = Buffer.alloc(4096);
-      await handle.read(block, 0, 4096, at);
-      for (let i = 0; i < block.length; i++) block[i] = block[i]! ^ 0x5a;
-      await handle.write(block, 0, 4096, at);
-    }
-  } finally {
-    await handle.close();
-  }
-}
