@@ -43,7 +43,7 @@ async function version(o: Options): Promise<{ dataDir: string; file: string }> {
   if (!existsSync(path.join(dataDir, 'CURRENT'))) {
     console.log(`generating ${name} into ${drop} and loading it (once) ...`);
     await generateDrop({ pois: Number(o.pois), weeks: Number(o.weeks), out: drop, format: 'csv.gz', seed: 1 });
-    await loadDrop({ inputs: [drop], month: '2022-01', settings: { memoryLimit: '1GB', threads: null, tempDir: path.join(dataDir, '.tmp'), maxRejectShare: 0.05 } }, localSite(dataDir, createLogger('silent', 'bench')));
+    await loadDrop({ inputs: [drop], month: '2022-01', settings: { memoryLimit: '1GB', threads: null, tempDir: path.join(dataDir, '.tmp'), maxRejectShare: 0.05, storeExtras: false } }, localSite(dataDir, createLogger('silent', 'bench')));
   }
   const label = (await readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim();
   return { dataDir, file: path.join(dataDir, `${label}.duckdb`) };

@@ -128,7 +128,7 @@ if (o.buildsOnly) {
   process.exit(0);
 }
 const columns = stores.get('format 2')!.columns;
-const known = (await conn.runAndReadAll('SELECT placekey FROM serve_places USING SAMPLE reservoir(100000 ROWS) REPEATABLE (1)')).getRowObjectsJS().map((r) => String(r['placekey']));
+const known = (await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE reservoir(100000 ROWS) REPEATABLE (1)')).getRowObjectsJS().map((r) => String(r['placekey']));
 const held = new Set(known);
 conn.closeSync();
 instance.closeSync();

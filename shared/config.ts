@@ -93,6 +93,13 @@ export interface Config {
   readonly duckdbTempDir: string;
   /** Share of rows a load may reject before it fails (MAX_REJECT_SHARE, default 0.05). */
   readonly maxRejectShare: number;
+  /**
+   * Whether a load's look-up store holds every document a look-up reads (LOOKUP_STORE_EXTRAS, default
+   * off): the delivered columns beyond the spec's, monthly patterns and geometry too, not only the
+   * spec's core and weeks. On, look-ups of those are as fast as the spec's, at about twice the
+   * disk of a version with every column (docs/operations.md, Sizing).
+   */
+  readonly lookupStoreExtras: boolean;
   /** pino level (LOG_LEVEL, default info). */
   readonly logLevel: string;
   /** LOG_FORMAT: `json` (JSON lines), `pretty` (readable lines), or `auto` (default): pretty when stdout is a terminal. */
@@ -319,6 +326,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
+    lookupStoreExtras: boolVar(env, 'LOOKUP_STORE_EXTRAS', false),
     logLevel,
     logFormat: enumVar(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',

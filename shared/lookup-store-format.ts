@@ -1,39 +1,50 @@
 /**
- * The layout of a look-up store: one lmdb file per immutable DuckDB file, holding that file's
- * `serve_places` (its `core` and `w<YYYYMMDD>` JSON documents) keyed by placekey. Written by
- * ingest (ingest/build/build-lookup-store.ts), read by the API (api/lookup/lookup-store.ts).
+ * The layout of a look-up store: one lmdb file per immutable DuckDB file, holding the JSON
+ * documents a look-up answers from that file (shared/version-documents.ts) keyed by placekey.
+ * Written by ingest (ingest/build/build-lookup-store.ts), read by the API (api/lookup/lookup-store.ts).
  *
- * Three named databases: `places` (a record per placekey, keys the placekey's ASCII bytes, in
- * byte order as `serve_places` is sorted), `absent` (the absence index that proves a miss:
- * shared/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, `dictionary`).
+ * Named databases: `places` (a record per placekey of any of the file's products, keys the
+ * placekey's ASCII bytes, in byte order), from format 3 `extras` (a record per key of `places`
+ * when the file has any of its columns), `absent` (the absence index that proves a miss:
+ * shared/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
  *
- * Formats (the meta record's `format`; a reader reads both):
- * - 1: records stored as they are.
- * - 2 (written now): the same records, each compressed by lmdb itself (its LZ4, the `compression`
- *   option: `placesCompression`) with a dictionary of the file's own documents (record
- *   `dictionary`, its length and CRC-32 in the meta record). lmdb decompresses a record as it
- *   reads it; every check below is made on the decompressed record. 3.5 times smaller than format 1
- *   on the generated drop (docs/architecture.md, Look-up store: compressed records).
+ * Formats (the meta record's `format`; a reader reads all three):
+ * - 1: `places` holds the spec's documents (`core`, `w<YYYYMMDD>`), stored as they are.
+ * - 2: the same records, each compressed by lmdb itself (its LZ4, the `compression` option:
+ *   `placesCompression`) with a dictionary of the file's own documents (record `dictionary`, its
+ *   length and CRC-32 in the meta record). lmdb decompresses a record as it reads it; every check
+ *   below is made on the decompressed record.
+ * - 3 (written now): format 2's `places`, and `extras`: empty, or, in a store built with
+ *   LOOKUP_STORE_EXTRAS (the meta record's `whole`), every other document a look-up reads
+ *   (`core_x`, `geometry`, `x<YYYYMMDD>`, `m<YYYYMM>`: its `extraColumns`), compressed the same
+ *   way with a dictionary of its own (`extras_dictionary`). A spec look-up reads only `places`; a
+ *   whole store answers every look-up of its file, and a column it does not have is NULL for every
+ *   key (the file has no such documents).
  *
  * A record (decompressed), all integers little-endian:
  *
  *     u8 FORMAT | u8 K | K bytes: the key | u16 C: columns | C x (u32 length, u32 crc) | the documents, end to end
  *
  * Column `i`'s document is the UTF-8 of its JSON text (length 0: NULL; an empty text is never
- * stored). Its crc is CRC-32 over its bytes seeded with `columnSeed(crc32(key), i)`, so a
- * document proves on every read which key and which column it belongs to, and a NULL proves it is
- * a NULL (a damaged length cannot turn a document into a NULL). The lengths must add up to the
- * record, and the key in the record must be the key asked for.
+ * stored). Its crc is CRC-32 over its bytes seeded with `columnSeed(crc32(key), i)` (an `extras`
+ * column's `i` counts on from the last of `places`' columns), so a document proves on every read
+ * which key and which column it belongs to, and a NULL proves it is a NULL (a damaged length
+ * cannot turn a document into a NULL). The lengths must add up to the record, and the key in the
+ * record must be the key asked for.
  */
 import { crc32 } from 'node:zlib';
 import { MAX_BUCKET_BITS } from './lookup-store-absence.ts';
 import { LookupStoreDamaged } from './lookup-store-damaged.ts';
 
 /** The format written. */
-export const LOOKUP_STORE_FORMAT = 2;
+export const LOOKUP_STORE_FORMAT = 3;
 /** The formats read: stores built by an earlier release keep serving. */
-export type LookupStoreFormat = 1 | 2;
+export type LookupStoreFormat = 1 | 2 | 3;
 export const PLACES_DB = 'places';
+/** Format 3: the documents beyond the spec's. */
+export const EXTRAS_DB = 'extras';
+/** Format 3: the LZ4 dictionary of `extras`' records, in `meta`. */
+export const EXTRAS_DICTIONARY_KEY = 'extras_dictionary';
 export const META_DB = 'meta';
 export const META_KEY = 'meta';
 /** Format 2: the LZ4 dictionary's record in `meta`. */
@@ -59,8 +70,23 @@ export interface LookupStoreMeta {
   readonly rows: number;
   /** The absence index has 2^bucketBits buckets. */
   readonly bucketBits: number;
-  /** Format 2: the `dictionary` record's length and CRC-32. */
-  readonly dictionary?: { readonly bytes: number; readonly crc: number };
+  /** Format 2 on: the `dictionary` record's length and CRC-32. */
+  readonly dictionary?: Dictionary;
+  /**
+   * Format 3: whether the store holds every document a look-up of its file reads (built with
+   * LOOKUP_STORE_EXTRAS): a column of `extras` it lacks is then NULL for every key. Without it the
+   * store holds the spec's documents alone and `extras` is empty.
+   */
+  readonly whole?: boolean;
+  /** Format 3: the columns of `extras`' records, in record order (empty: `extras` is empty). */
+  readonly extraColumns?: readonly string[];
+  /** Format 3: the `extras_dictionary` record's length and CRC-32. */
+  readonly extrasDictionary?: Dictionary;
+}
+
+export interface Dictionary {
+  readonly bytes: number;
+  readonly crc: number;
 }
 
 /**
@@ -103,8 +129,12 @@ export function isStorableKey(key: string): boolean {
   return key.length > 0 && key.length <= MAX_KEY_BYTES && /^[\x20-\x7e]+$/.test(key);
 }
 
-/** A record's bytes (before lmdb compresses it). `key` is a storable key; no document is ''. */
-export function encodeRecord(key: string, docs: readonly (string | null)[], format: LookupStoreFormat = LOOKUP_STORE_FORMAT): Buffer {
+/**
+ * A record's bytes (before lmdb compresses it). `key` is a storable key; no document is ''.
+ * `firstColumn`: the store-wide index of the record's first column (`extras`' records count on
+ * from `places`' columns).
+ */
+export function encodeRecord(key: string, docs: readonly (string | null)[], format: LookupStoreFormat = LOOKUP_STORE_FORMAT, firstColumn = 0): Buffer {
   const lengths = docs.map((d) => (d === null ? 0 : Buffer.byteLength(d)));
   const table = 2 + key.length + 2;
   const docsStart = table + docs.length * ENTRY_BYTES;
@@ -118,7 +148,7 @@ export function encodeRecord(key: string, docs: readonly (string | null)[], form
   docs.forEach((doc, i) => {
     if (doc !== null) out.write(doc, at, 'utf8');
     out.writeUInt32LE(lengths[i]!, table + i * ENTRY_BYTES);
-    out.writeUInt32LE(crc32(out.subarray(at, at + lengths[i]!), columnSeed(keyCrc, i)), table + i * ENTRY_BYTES + 4);
+    out.writeUInt32LE(crc32(out.subarray(at, at + lengths[i]!), columnSeed(keyCrc, firstColumn + i)), table + i * ENTRY_BYTES + 4);
     at += lengths[i]!;
   });
   return out;
@@ -144,9 +174,9 @@ function layoutOf(file: string, value: Uint8Array, format: LookupStoreFormat, co
  * read it, decompressed), found under `key` (`keyCrc` its CRC-32) in a store of `format`: each
  * its JSON text's UTF-8 bytes (a copy: `value` may be lmdb's reused read buffer), or null for a
  * NULL. Throws LookupStoreDamaged when the record is not of the store's format, is another
- * key's, or any length or crc does not hold.
+ * key's, or any length or crc does not hold. `firstColumn` as for encodeRecord.
  */
-export function readDocuments(file: string, value: Uint8Array, key: string, keyCrc: number, format: LookupStoreFormat, columnCount: number, columns: readonly number[]): (Buffer | null)[] {
+export function readDocuments(file: string, value: Uint8Array, key: string, keyCrc: number, format: LookupStoreFormat, columnCount: number, columns: readonly number[], firstColumn = 0): (Buffer | null)[] {
   if (value[1] !== key.length) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
   for (let i = 0; i < key.length; i++) {
     if (value[2 + i] !== key.charCodeAt(i)) throw new LookupStoreDamaged(file, `the record found for ${JSON.stringify(key)} is another key's`);
@@ -163,7 +193,7 @@ export function readDocuments(file: string, value: Uint8Array, key: string, keyC
     const start = starts[i]!;
     const end = start + readU32(value, table + i * ENTRY_BYTES);
     const doc = value.subarray(start, end);
-    if (crc32(doc, columnSeed(keyCrc, i)) !== readU32(value, table + i * ENTRY_BYTES + 4)) {
+    if (crc32(doc, columnSeed(keyCrc, firstColumn + i)) !== readU32(value, table + i * ENTRY_BYTES + 4)) {
       throw new LookupStoreDamaged(file, `document ${i} of ${JSON.stringify(key)} fails its crc`);
     }
     return end === start ? null : Buffer.copyBytesFrom(doc);
@@ -185,17 +215,24 @@ export function decodeMeta(file: string, value: Uint8Array | undefined): LookupS
   const json = Buffer.from(value.buffer, value.byteOffset + 4, value.length - 4);
   if (crc32(json) !== readU32(value, 0)) throw new LookupStoreDamaged(file, 'the meta record fails its crc');
   const meta = JSON.parse(json.toString('utf8')) as LookupStoreMeta;
-  const dictionary = meta.format === 1 ? meta.dictionary === undefined
-    : meta.format === 2 && Number.isInteger(meta.dictionary?.bytes) && meta.dictionary!.bytes >= 0 && meta.dictionary!.bytes <= DICTIONARY_BYTES && Number.isInteger(meta.dictionary!.crc);
-  const wellFormed = dictionary && Number.isSafeInteger(meta.rows) && meta.rows >= 0 && Number.isInteger(meta.bucketBits) && meta.bucketBits >= 0 && meta.bucketBits <= MAX_BUCKET_BITS
-    && Array.isArray(meta.columns) && meta.columns.every((c) => typeof c === 'string');
-  if (!wellFormed) throw new LookupStoreDamaged(file, 'the meta record is not of format 1 or 2');
+  const strings = (v: unknown) => Array.isArray(v) && v.every((c) => typeof c === 'string');
+  const wellFormed = (meta.format === 1 ? meta.dictionary === undefined
+    : (meta.format === 2 || meta.format === 3) && isDictionary(meta.dictionary))
+    && (meta.format === 3 ? typeof meta.whole === 'boolean' && strings(meta.extraColumns) && (meta.whole || meta.extraColumns!.length === 0) && isDictionary(meta.extrasDictionary)
+      : meta.whole === undefined && meta.extraColumns === undefined && meta.extrasDictionary === undefined)
+    && Number.isSafeInteger(meta.rows) && meta.rows >= 0 && Number.isInteger(meta.bucketBits) && meta.bucketBits >= 0 && meta.bucketBits <= MAX_BUCKET_BITS
+    && strings(meta.columns);
+  if (!wellFormed) throw new LookupStoreDamaged(file, 'the meta record is not of format 1, 2 or 3');
   return meta;
 }
 
-/** Format 2's dictionary record, checked against the meta record's length and crc. Throws LookupStoreDamaged. */
-export function checkedDictionary(file: string, meta: LookupStoreMeta, value: Uint8Array | undefined): Buffer {
-  if (!value || value.length !== meta.dictionary!.bytes || crc32(value) !== meta.dictionary!.crc) throw new LookupStoreDamaged(file, 'the dictionary record is missing or fails its crc');
+function isDictionary(d: Dictionary | undefined): boolean {
+  return d !== undefined && Number.isInteger(d.bytes) && d.bytes >= 0 && d.bytes <= DICTIONARY_BYTES && Number.isInteger(d.crc);
+}
+
+/** A dictionary record, checked against the meta record's length and crc (`expected`). Throws LookupStoreDamaged. */
+export function checkedDictionary(file: string, expected: Dictionary, value: Uint8Array | undefined): Buffer {
+  if (!value || value.length !== expected.bytes || crc32(value) !== expected.crc) throw new LookupStoreDamaged(file, 'a dictionary record is missing or fails its crc');
   return Buffer.from(value);
 }
 

@@ -4,59 +4,22 @@
  */
 import { quoteIdent } from './sql.ts';
 
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /**
- * The schemas this code can serve. Schema 4 added monthly patterns and geometry (their tables
- * and `serve_more`) and changed nothing a schema-3 reader used, so a schema-3 file is still
- * served: its monthly and geometry products are null. Schema 5 files hold only what their drop
- * delivered and name the earlier files they inherit the rest from (`version_partitions`,
- * `version_files`); a schema-3 or 4 file is a whole copy, every partition its own.
+ * The schemas this code can serve. Schema 4 added monthly patterns and geometry (their tables)
+ * and changed nothing a schema-3 reader used, so a schema-3 file is still served: its monthly and
+ * geometry products are null. Schema 5 files hold only what their drop delivered and name the
+ * earlier files they inherit the rest from (`version_partitions`, `version_files`); a schema-3 or 4
+ * file is a whole copy, every partition its own. Schema 6 files hold only the typed tables: the
+ * JSON serving tables of schemas 3 to 5 (`serve_places`, `serve_extras`, `serve_more`) are gone,
+ * and every version is read from its typed tables and its files' look-up stores alike (an older
+ * file's serving tables are left unread).
  */
-export const READABLE_SCHEMAS: readonly number[] = [3, 4, 5];
+export const READABLE_SCHEMAS: readonly number[] = [3, 4, 5, 6];
 
 /** Schemas whose files are whole copies (no manifest: every partition is the file's own). */
 export const WHOLE_COPY_SCHEMAS: readonly number[] = [3, 4];
-
-/**
- * The serving tables the API reads, built from the logical tables, each one row per placekey with
- * a unique index on it. `serve_places`: the spec's core fields as a JSON document in `core`, and
- * each week's spec fields as a JSON document in a column named after the week's Monday
- * (`w20220103`), stored uncompressed for fast random fetches. `serve_extras` (schema 3): every
- * other delivered column, in documents of their own (`core_x`, and `x20220103` per week when the
- * weekly table has such columns), stored compressed; empty when the drop delivered none. The
- * spec's look-ups read only `serve_places`; only requests that select other columns pay for them.
- */
-export const SERVING = {
-  places: 'serve_places',
-  extras: 'serve_extras',
-  coreExtras: 'core_x',
-  /**
-   * Schema 4: the products beyond core and weekly, one row per placekey that has any: the
-   * geometry document in `geometry` and each month's patterns (every delivered column) in a
-   * column named after the month (`m202107`). Stored compressed, read only by requests that
-   * select monthly patterns or geometry.
-   */
-  more: 'serve_more',
-  geometry: 'geometry',
-} as const;
-
-/** The serving column of a month (its 1st, YYYY-MM-01): `m` and the year and month digits. */
-export function monthColumn(month: string): string {
-  if (!/^\d{4}-\d{2}-01$/.test(month)) throw new Error(`not a month: ${month}`);
-  return 'm' + month.slice(0, 4) + month.slice(5, 7);
-}
-
-/** The serving column of a week (its Monday, YYYY-MM-DD): `w` and the date's digits. */
-export function weekColumn(week: string): string {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(week)) throw new Error(`not a week: ${week}`);
-  return 'w' + week.replace(/-/g, '');
-}
-
-/** The serving column of a week's delivered columns beyond the spec's: `x` and the Monday's digits. */
-export function weekExtrasColumn(week: string): string {
-  return 'x' + weekColumn(week).slice(1);
-}
 
 export const TABLES = {
   core: 'places_core',
@@ -169,5 +132,5 @@ export const VERSION_DDL: readonly string[] = [
      lookup_bytes BIGINT, lookup_sha256 VARCHAR, lookup_head VARCHAR)`,
 ];
 
-/** Indexes built after the bulk insert (none beyond the keys: look-ups read the serving tables). */
+/** Indexes built after the bulk insert (none beyond core's key: look-ups read the look-up stores). */
 export const VERSION_INDEX_DDL: readonly string[] = [];

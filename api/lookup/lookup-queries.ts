@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent } from '../../shared/sql.ts';
-import { monthColumn, SERVING, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
+import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
+import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../shared/version-documents.ts';
+import { TABLES } from '../../shared/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
@@ -14,9 +15,9 @@ export interface LookupRequest {
   readonly coreExtras?: boolean;
   /** Weeks (among `weeks`) whose other delivered columns are wanted too (`x<week>`), where the version has them. */
   readonly weekExtras?: readonly string[];
-  /** Months (their 1sts) of monthly patterns wanted that the version holds (`serve_more`). */
+  /** Months (their 1sts) of monthly patterns wanted that the version holds. */
   readonly months?: readonly string[];
-  /** Whether geometry is wanted (the version has `serve_more`). */
+  /** Whether geometry is wanted (the version has geometry). */
   readonly geometry?: boolean;
 }
 
@@ -45,59 +46,80 @@ export interface DocumentSources {
   /** The file of a week or month the version holds (callers ask only for those). */
   week(week: string): string;
   month(month: string): string;
+  /** The columns of a file's product table, in table order (the documents beyond the spec's name them). */
+  columns(file: string, table: string): readonly string[];
 }
 
 /** Separators of the one-string result: JSON text escapes control characters and Placekeys hold none. */
 const FIELD = '\x1f';
 const ROW = '\x1e';
 
-type Slot = 'core' | 'week' | 'month' | 'geometry' | 'coreExtras' | 'weekExtras';
+export type Slot = 'core' | 'week' | 'month' | 'geometry' | 'coreExtras' | 'weekExtras';
 
-/** One document column to fetch: what it holds, and where. */
-interface Target {
+/** One document to fetch: what it holds, the file holding it, and its column in that file's look-up store. */
+export interface Target {
   readonly slot: Slot;
   readonly period: string | null;
   readonly db: string;
-  readonly table: string;
   readonly column: string;
 }
 
-function targetsOf(request: LookupRequest, sources: DocumentSources): Target[] {
+/** The documents a request needs, each where it is: spec documents first, then those that extend them. */
+export function targetsOf(request: LookupRequest, sources: DocumentSources): Target[] {
   const out: Target[] = [];
   const core = request.core && sources.core !== null ? sources.core : null;
-  if (core !== null) out.push({ slot: 'core', period: null, db: core, table: SERVING.places, column: 'core' });
-  for (const w of request.weeks) out.push({ slot: 'week', period: w, db: sources.week(w), table: SERVING.places, column: weekColumn(w) });
-  if (request.geometry && sources.geometry !== null) out.push({ slot: 'geometry', period: null, db: sources.geometry, table: SERVING.more, column: SERVING.geometry });
-  for (const m of request.months ?? []) out.push({ slot: 'month', period: m, db: sources.month(m), table: SERVING.more, column: monthColumn(m) });
-  if (core !== null && request.coreExtras) out.push({ slot: 'coreExtras', period: null, db: core, table: SERVING.extras, column: SERVING.coreExtras });
-  for (const w of request.weekExtras ?? []) out.push({ slot: 'weekExtras', period: w, db: sources.week(w), table: SERVING.extras, column: weekExtrasColumn(w) });
+  if (core !== null) out.push({ slot: 'core', period: null, db: core, column: DOCUMENT.core });
+  for (const w of request.weeks) out.push({ slot: 'week', period: w, db: sources.week(w), column: weekColumn(w) });
+  if (request.geometry && sources.geometry !== null) out.push({ slot: 'geometry', period: null, db: sources.geometry, column: DOCUMENT.geometry });
+  for (const m of request.months ?? []) out.push({ slot: 'month', period: m, db: sources.month(m), column: monthColumn(m) });
+  if (core !== null && request.coreExtras) out.push({ slot: 'coreExtras', period: null, db: core, column: DOCUMENT.coreExtras });
+  for (const w of request.weekExtras ?? []) out.push({ slot: 'weekExtras', period: w, db: sources.week(w), column: weekExtrasColumn(w) });
   return out;
 }
 
-/** Targets grouped by the table they are read from (one part of the statement each), in first-seen order. */
+/** The typed table a slot's documents are made from, and the rows of it that are the period's. */
+const TABLE_OF: Readonly<Record<Slot, { readonly table: string; readonly period: string | null }>> = {
+  core: { table: TABLES.core, period: null }, coreExtras: { table: TABLES.core, period: null },
+  week: { table: TABLES.weekly, period: 'week_start' }, weekExtras: { table: TABLES.weekly, period: 'week_start' },
+  month: { table: TABLES.monthly, period: 'month_start' }, geometry: { table: TABLES.geometry, period: null },
+};
+
+function documentOf(t: Target, sources: DocumentSources): string {
+  const columns = () => sources.columns(t.db, TABLE_OF[t.slot].table);
+  switch (t.slot) {
+    case 'core': return documentSql.core();
+    case 'coreExtras': return documentSql.coreExtras(columns());
+    case 'week': return documentSql.week();
+    case 'weekExtras': return documentSql.weekExtras(columns());
+    case 'month': return documentSql.month(columns());
+    case 'geometry': return documentSql.geometry(columns());
+  }
+}
+
+/** Targets grouped by the rows they are made from (one file's table, one period): one part of the statement each, in first-seen order. */
 function partsOf(targets: readonly Target[]): Target[][] {
   const parts = new Map<string, Target[]>();
   for (const t of targets) {
-    const key = `${t.db}\u0000${t.table}`;
+    const key = `${t.db}\u0000${TABLE_OF[t.slot].table}\u0000${t.period ?? ''}`;
     parts.set(key, [...(parts.get(key) ?? []), t]);
   }
   return [...parts.values()];
 }
 
 /**
- * Fetches every document a request needs in one prepared statement: each serving table's key
- * index finds each placekey's row, and only the columns asked for are fetched (core and the
- * weeks selected), each one pre-serialised JSON document (see docs/architecture.md, Performance).
- * A version's core and weeks may be in different files of its chain (each attached under its
- * label): the statement has one part per file and table it reads, a UNION ALL bound to the same
- * keys, so a request asks each file only for what that file holds. The spec's fields come from
- * `serve_places`; only when a request selects other delivered columns does it also read
- * `serve_extras`, and `serve_more` for monthly patterns and geometry.
+ * Fetches every document a request needs in one prepared statement, made from the typed tables
+ * of the files holding them (the documents of shared/version-documents.ts, the same bytes the
+ * look-up stores hold): the path for a version whose stores cannot answer (LOOKUP_STORES off, a
+ * store missing, damaged or of an earlier format without the documents asked for). A version's
+ * core and weeks may be in different files of its chain (each attached under its label): the
+ * statement has one part per file, table and period it reads, a UNION ALL bound to the same keys.
+ * Core's key is indexed; a week's, month's or geometry's rows are found by a scan of that file's
+ * table, so a look-up here costs what the file holds, not what the history holds.
  * Each part's rows come back joined into one string: converting one value out of DuckDB instead
  * of (1 + columns) per row took the result's conversion from about a fifth of the API process's
  * time per look-up to almost nothing (measured with --cpu-prof at concurrency 16).
- * Keys are bound parameters; columns come from validated dates the version is known to hold, and
- * database names from the version's manifest, quoted.
+ * Keys are bound parameters; columns and dates come from the version's own tables and manifest,
+ * quoted, and database names from its manifest, quoted.
  */
 export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequest, sources: DocumentSources): Promise<Map<string, Found>> {
   const found = new Map<string, Found>();
@@ -110,8 +132,10 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const params = bound.map((_, i) => `$${i + 1}`).join(', ');
   const parts = partsOf(targets);
   const sql = parts.map((part, id) => {
-    const fields = ['placekey', ...part.map((t) => `coalesce(${quoteIdent(t.column)}, '')`)].join(`, chr(31), `);
-    const select = `SELECT string_agg(concat(${fields}), chr(30)) FROM ${quoteIdent(part[0]!.db)}.${part[0]!.table} WHERE placekey IN (${params})`;
+    const { table, period } = TABLE_OF[part[0]!.slot];
+    const fields = ['placekey', ...part.map((t) => `coalesce(${documentOf(t, sources)}, '')`)].join(`, chr(31), `);
+    const when = period === null ? '' : ` AND ${period} = DATE ${quoteLiteral(part[0]!.period!)}`;
+    const select = `SELECT string_agg(concat(${fields}), chr(30)) FROM ${quoteIdent(part[0]!.db)}.${table} WHERE placekey IN (${params})${when}`;
     // A constant first column tells the parts apart: UNION ALL does not promise their order.
     return parts.length === 1 ? select : `SELECT ${id} AS part, * FROM (${select})`;
   }).join(' UNION ALL ');
@@ -119,55 +143,70 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   statement.bind(bound);
   const columns = (await statement.runAndReadAll()).getColumnsJS();
   const joinedOf = (id: number): unknown => (parts.length === 1 ? columns[0]?.[0] : columns[1]?.[columns[0]!.indexOf(id)]);
-  // Documents first, then the other columns that extend them (an extension needs its document).
-  const order = parts.map((part, id) => ({ part, id })).sort((a, b) => Number(isExtras(a.part[0]!)) - Number(isExtras(b.part[0]!)));
-  for (const { part, id } of order) {
+  const more = moreWanted(request);
+  for (const id of extendingLast(parts)) {
     const joined = joinedOf(id);
-    if (typeof joined === 'string') place(found, part, joined, moreWanted(request));
+    if (typeof joined !== 'string') continue;
+    for (const values of joined.split(ROW).map((line) => line.split(FIELD))) {
+      const placekey = values[0]!;
+      parts[id]!.forEach((t, i) => {
+        const doc = values[i + 1]!;
+        place(found, placekey, t, doc === '' ? null : doc, more);
+      });
+    }
   }
   return found;
 }
 
-function isExtras(t: Target): boolean {
+/** The parts' indexes, those of spec documents first: a part of other columns extends documents already placed. */
+function extendingLast(parts: readonly Target[][]): number[] {
+  return parts.map((_, id) => id).sort((a, b) => Number(parts[a]!.every(isExtras)) - Number(parts[b]!.every(isExtras)));
+}
+
+export function isExtras(t: Target): boolean {
   return t.slot === 'coreExtras' || t.slot === 'weekExtras';
 }
 
-function moreWanted(request: LookupRequest): boolean {
+export function moreWanted(request: LookupRequest): boolean {
   return (request.months?.length ?? 0) > 0 || request.geometry === true;
 }
 
-/** Puts one part's documents where they belong in `found`, creating the entries of keys first met. */
-function place(found: Map<string, Found>, part: readonly Target[], joined: string, more: boolean): void {
-  for (const values of joined.split(ROW).map((line) => line.split(FIELD))) {
-    const placekey = values[0]!;
-    let entry = found.get(placekey);
-    if (!entry) {
-      if (isExtras(part[0]!)) continue; // no document of this key to extend: its products are null anyway
-      entry = more ? { core: null, weeks: new Map(), months: new Map(), geometry: null } : { core: null, weeks: new Map() };
-      found.set(placekey, entry);
-    }
-    part.forEach((t, i) => {
-      const doc = values[i + 1]!;
-      if (doc === '') return; // NULL: no document for this key
-      if (isExtras(t)) {
-        // Other columns extend their spec document; without one the product is null anyway. A
-        // spread defines each delivered name as a property of its own: Object.assign would set
-        // `__proto__` (a drop's column may be named so) as the prototype, and lose its value.
-        if (t.slot === 'coreExtras') {
-          if (entry.core) (entry as { core: Row | null }).core = { ...entry.core, ...JSON.parse(doc) as Row };
-        } else {
-          const base = entry.weeks.get(t.period!);
-          if (base) (entry.weeks as Map<string, Row>).set(t.period!, { ...base, ...JSON.parse(doc) as Row });
-        }
-        return;
-      }
-      const row = JSON.parse(doc) as Row;
-      row['placekey'] = placekey;
-      const e = entry as { core: Row | null; geometry?: Row | null };
-      if (t.slot === 'core') e.core = row;
-      else if (t.slot === 'geometry') e.geometry = row;
-      else if (t.slot === 'week') (entry.weeks as Map<string, Row>).set(t.period!, row);
-      else (entry.months as Map<string, Row>).set(t.period!, row);
-    });
+/**
+ * Puts one document (`doc`, its JSON text, or null for none) of `placekey` where it belongs in
+ * `found`: a spec document creates the key's entry when it is first met (its fields parsed from
+ * the text, or the row the caller made of it); another column's document extends the document it
+ * belongs to, and without one it is dropped (that product is null anyway). Both look-up paths
+ * place their documents with it, in `targetsOf`'s order, so both answer the same entries.
+ */
+export function place(found: Map<string, Found>, placekey: string, t: Target, doc: string | Row | null, more: boolean): void {
+  let entry = found.get(placekey);
+  if (!entry) {
+    if (isExtras(t)) return; // no document of this key to extend: its products are null anyway
+    entry = more ? { core: null, weeks: new Map(), months: new Map(), geometry: null } : { core: null, weeks: new Map() };
+    found.set(placekey, entry);
   }
+  if (doc === null) return; // NULL: no document for this key
+  if (isExtras(t)) {
+    if (typeof doc !== 'string') throw new Error('a document that extends another is placed as its text');
+    // Other columns extend their spec document; without one the product is null anyway. A
+    // spread defines each delivered name as a property of its own: Object.assign would set
+    // `__proto__` (a drop's column may be named so) as the prototype, and lose its value.
+    if (t.slot === 'coreExtras') {
+      if (entry.core) (entry as { core: Row | null }).core = { ...entry.core, ...JSON.parse(doc) as Row };
+    } else {
+      const base = entry.weeks.get(t.period!);
+      if (base) (entry.weeks as Map<string, Row>).set(t.period!, { ...base, ...JSON.parse(doc) as Row });
+    }
+    return;
+  }
+  let parsed: Row;
+  if (typeof doc === 'string') {
+    parsed = JSON.parse(doc) as Row;
+    parsed['placekey'] = placekey;
+  } else parsed = doc;
+  const e = entry as { core: Row | null; geometry?: Row | null };
+  if (t.slot === 'core') e.core = parsed;
+  else if (t.slot === 'geometry') e.geometry = parsed;
+  else if (t.slot === 'week') (entry.weeks as Map<string, Row>).set(t.period!, parsed);
+  else (entry.months as Map<string, Row>).set(t.period!, parsed);
 }

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { ABSENT_DB, bucketHolds, fingerprint } from '../../shared/lookup-store-absence.ts';
-import { checkedDictionary, decodeMeta, DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
+import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
 import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
 import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
 
@@ -20,7 +20,7 @@ export type StoredDocuments = (Buffer | null)[];
  * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
  * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
- * store of format 2, its checks: microseconds). Stores of format 1 and 2 are read alike.
+ * store of format 2 or 3, its checks: microseconds). Stores of every format are read alike.
  *
  * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
  * asked for and each document its crc (seeded by key and column); a key not found must be proved
@@ -37,37 +37,58 @@ export type StoredDocuments = (Buffer | null)[];
  */
 export class LookupStore {
   readonly file: string;
-  /** The document columns the store holds: `core` (when its file has core), then `w<YYYYMMDD>`. */
+  /** The spec's document columns (`places`): `core`, then `w<YYYYMMDD>`. */
   readonly columns: readonly string[];
+  /** Format 3: the other document columns (`extras`); empty before. */
+  readonly extraColumns: readonly string[];
   readonly rows: number;
-  /** The store's format (shared/lookup-store-format.ts): 1, or 2 (records compressed by lmdb). */
+  /** The store's format (shared/lookup-store-format.ts): 1, 2 (records compressed by lmdb) or 3 (and every other document). */
   readonly format: LookupStoreFormat;
   readonly #env: RootDatabase;
   readonly #places: Database<Buffer, string>;
+  readonly #extras: Database<Buffer, string> | null;
   readonly #absent: Database<Buffer, number>;
-  readonly #index: ReadonlyMap<string, number>;
+  /** Each column's database (0 `places`, 1 `extras`) and index in its records. */
+  readonly #index: ReadonlyMap<string, readonly [0 | 1, number]>;
   readonly #bucketBits: number;
+  readonly #whole: boolean;
   #closing: Promise<void> | null = null;
 
-  private constructor(file: string, env: RootDatabase, places: Database<Buffer, string>, absent: Database<Buffer, number>, meta: LookupStoreMeta) {
+  private constructor(file: string, env: RootDatabase, places: Database<Buffer, string>, extras: Database<Buffer, string> | null, absent: Database<Buffer, number>, meta: LookupStoreMeta) {
     this.file = file;
     this.columns = meta.columns;
+    this.extraColumns = meta.extraColumns ?? [];
     this.rows = meta.rows;
     this.format = meta.format;
     this.#env = env;
     this.#places = places;
+    this.#extras = extras;
     this.#absent = absent;
-    this.#index = new Map(meta.columns.map((c, i) => [c, i]));
+    this.#index = new Map<string, readonly [0 | 1, number]>([...meta.columns.map((c, i) => [c, [0, i]] as const), ...this.extraColumns.map((c, i) => [c, [1, i]] as const)]);
     this.#bucketBits = meta.bucketBits;
+    this.#whole = meta.whole === true;
+  }
+
+  /**
+   * Whether the store answers every look-up of its file (format 3 built with LOOKUP_STORE_EXTRAS):
+   * a document column it does not have is NULL for every key. Any other holds the spec's documents alone.
+   */
+  get whole(): boolean {
+    return this.#whole;
+  }
+
+  /** Whether a look-up may ask for this column (one the store has, or any of a whole store's). */
+  answers(column: string): boolean {
+    return this.whole || this.#index.has(column);
   }
 
   /**
    * Opens a store read-only after its cheap checks: the file's size and the digest of its head
    * against those recorded at build, before lmdb reads it (a truncated file, or a damaged meta
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
-   * the meta record's crc and format, format 2's dictionary record against the meta record's
+   * the meta record's crc and format, the dictionary records against the meta record's
    * length and crc (its records are opened with it: lmdb decompresses them as it reads), and the
-   * counts (checkCounts). Stores of format 1 (earlier releases) and 2 open alike.
+   * counts (checkCounts). Stores of formats 1 and 2 (earlier releases) and 3 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
    */
@@ -77,18 +98,21 @@ export class LookupStore {
     if (storeHeadSha256(file) !== expected.headSha256) throw new LookupStoreDamaged(file, 'its first pages (lmdb\'s meta pages) differ from those built');
     let env: RootDatabase;
     try {
-      env = open({ path: file, noSubdir: true, readOnly: true, maxDbs: 3 });
+      env = open({ path: file, noSubdir: true, readOnly: true, maxDbs: 4 });
     } catch (err) {
       throw new LookupStoreDamaged(file, `lmdb refuses it: ${(err as Error).message}`);
     }
     try {
       const metaDb = env.openDB<Buffer, string>(META_DB, { encoding: 'binary' });
       const meta = decodeMeta(file, metaDb.getBinary(META_KEY));
-      const compression = meta.format === 1 ? false : placesCompression(checkedDictionary(file, meta, metaDb.getBinary(DICTIONARY_KEY)));
+      const compression = meta.format === 1 ? false : placesCompression(checkedDictionary(file, meta.dictionary!, metaDb.getBinary(DICTIONARY_KEY)));
       const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary', compression });
+      const extras = meta.format !== 3 ? null : env.openDB<Buffer, string>(EXTRAS_DB, {
+        encoding: 'binary', compression: placesCompression(checkedDictionary(file, meta.extrasDictionary!, metaDb.getBinary(EXTRAS_DICTIONARY_KEY))),
+      });
       const absent = env.openDB<Buffer, number>(ABSENT_DB, { encoding: 'binary', keyEncoding: 'uint32' });
-      checkCounts(file, bytes, places, absent, meta);
-      return new LookupStore(file, env, places, absent, meta);
+      checkCounts(file, bytes, places, extras, absent, meta);
+      return new LookupStore(file, env, places, extras, absent, meta);
     } catch (err) {
       void env.close();
       throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(file, `lmdb refuses it: ${(err as Error).message}`);
@@ -97,29 +121,51 @@ export class LookupStore {
 
   /**
    * The documents of `columns` for each key of `placekeys` the store holds, as their JSON text's
-   * bytes (pass them through or parse them); a key it does not hold has no entry. Every column must be one of the
-   * store's (`columns`): routing a week to the file that holds it is the caller's.
+   * bytes (pass them through or parse them); a key it does not hold has no entry. Every column must
+   * be one the store answers (`answers`): routing a week to the file that holds it is the caller's.
+   * A spec look-up reads only `places`; `extras` is read only for the keys found there.
    * @throws LookupStoreDamaged when any answer cannot be proved; nothing of the look-up is answered then.
    */
   lookup(placekeys: readonly string[], columns: readonly string[]): Map<string, StoredDocuments> {
     if (this.#closing) throw new Error(`look-up store ${this.file} is closed`);
-    const indexes = columns.map((c) => {
-      const i = this.#index.get(c);
-      if (i === undefined) throw new Error(`look-up store ${this.file} has no column ${c}`);
-      return i;
+    const places: number[] = [];
+    const extras: number[] = [];
+    // Where each asked column comes from: [database, index among that database's asked columns], or null (NULL for every key).
+    const slots = columns.map((c) => {
+      const at = this.#index.get(c);
+      if (at === undefined) {
+        if (this.whole) return null;
+        throw new Error(`look-up store ${this.file} has no column ${c}`);
+      }
+      const list = at[0] === 0 ? places : extras;
+      list.push(at[1]);
+      return [at[0], list.length - 1] as const;
     });
     const found = new Map<string, StoredDocuments>();
     try {
       for (const key of placekeys) {
         if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
         const value = this.#places.getBinaryFast(key);
-        if (value === undefined) this.#proveAbsent(key);
-        else found.set(key, readDocuments(this.file, value, key, crc32(key), this.format, this.columns.length, indexes));
+        if (value === undefined) {
+          this.#proveAbsent(key);
+          continue;
+        }
+        const keyCrc = crc32(key);
+        const spec = readDocuments(this.file, value, key, keyCrc, this.format, this.columns.length, places);
+        const more = extras.length === 0 ? [] : this.#readExtras(key, keyCrc, extras);
+        found.set(key, slots.map((s) => (s === null ? null : (s[0] === 0 ? spec : more)[s[1]]!)));
       }
     } catch (err) {
       throw err instanceof LookupStoreDamaged ? err : new LookupStoreDamaged(this.file, `lmdb failed a read: ${(err as Error).message}`);
     }
     return found;
+  }
+
+  /** A key of `places` has its record in `extras` whenever the store has extras columns. */
+  #readExtras(key: string, keyCrc: number, indexes: readonly number[]): (Buffer | null)[] {
+    const value = this.#extras!.getBinaryFast(key);
+    if (value === undefined) throw new LookupStoreDamaged(this.file, `${JSON.stringify(key)} has no record of its other documents`);
+    return readDocuments(this.file, value, key, keyCrc, this.format, this.extraColumns.length, indexes, this.columns.length);
   }
 
   /** A miss is an answer only when the absence index proves it (shared/lookup-store-absence.ts). */
@@ -138,9 +184,14 @@ export class LookupStore {
 }
 
 /** The counts lmdb keeps against the meta record's, and lmdb's last page within the file. */
-function checkCounts(file: string, bytes: number, places: Database<Buffer, string>, absent: Database<Buffer, number>, meta: LookupStoreMeta): void {
+function checkCounts(file: string, bytes: number, places: Database<Buffer, string>, extras: Database<Buffer, string> | null, absent: Database<Buffer, number>, meta: LookupStoreMeta): void {
   const stats = places.getStats() as { entryCount: number; pageSize: number; lastPageNumber: number };
   if (stats.entryCount !== meta.rows) throw new LookupStoreDamaged(file, `it holds ${stats.entryCount} records, its meta record says ${meta.rows}`);
+  if (extras !== null) {
+    const expected = meta.extraColumns!.length > 0 ? meta.rows : 0;
+    const held = (extras.getStats() as { entryCount: number }).entryCount;
+    if (held !== expected) throw new LookupStoreDamaged(file, `it holds ${held} records of other documents, expected ${expected}`);
+  }
   if ((stats.lastPageNumber + 1) * stats.pageSize > bytes) throw new LookupStoreDamaged(file, `its last page lies past its ${bytes} bytes`);
   const buckets = (absent.getStats() as { entryCount: number }).entryCount;
   if (buckets !== 2 ** meta.bucketBits) throw new LookupStoreDamaged(file, `its absence index has ${buckets} buckets, its meta record says ${2 ** meta.bucketBits}`);

@@ -3,7 +3,9 @@ import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../../shared/version-manifest.ts';
-import { READABLE_SCHEMAS, SERVING, TABLES, weekColumn, weekExtrasColumn } from '../../shared/version-schema.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
+import { hasWeekExtras } from '../../shared/version-documents.ts';
+import { READABLE_SCHEMAS, TABLES } from '../../shared/version-schema.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { LookupCoalescer } from './lookup-coalescer.ts';
 import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
@@ -59,7 +61,7 @@ export class ServedVersion {
   readonly latestWeek: string | null;
   /** The newest month (its 1st, YYYY-MM-01) of monthly patterns, answered when `date` is omitted. */
   readonly latestMonth: string | null;
-  /** Whether the version has geometry and monthly documents to read (`serve_more`, schema 4 on). */
+  /** Whether the version has geometry to read (schema 4 on). */
   readonly hasGeometry: boolean;
   /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
   readonly coreColumns: ReadonlySet<string>;
@@ -75,8 +77,8 @@ export class ServedVersion {
   /** Look-ups answered from each path, since the version opened. */
   readonly lookupCounts: Record<LookupPath, number> = { lookup_store: 0, duckdb: 0 };
   readonly #routes: PartitionRoutes;
-  /** Per file: the serving columns it has (`x<Monday>` of serve_extras, to know which weeks have other columns). */
-  readonly #extrasColumns: ReadonlyMap<string, ReadonlySet<string>>;
+  /** Per file, per product table: its columns in table order. */
+  readonly #columns: FileColumns;
   readonly #instance: DuckDBInstance;
   readonly #pool: ConnectionPool;
   readonly #lookups: LookupCoalescer;
@@ -106,8 +108,8 @@ export class ServedVersion {
     this.latestWeek = this.weeks.at(-1) ?? null;
     this.latestMonth = this.months.at(-1) ?? null;
     this.hasGeometry = this.#routes.geometry !== null;
-    this.coreColumns = columns.core.get(this.#routes.core ?? this.label) ?? new Set();
-    this.#extrasColumns = columns.extras;
+    this.coreColumns = new Set(columnsIn(columns, this.#routes.core ?? this.label, TABLES.core));
+    this.#columns = columns;
     this.#instance = instance;
     this.#pool = pool;
     this.#stores = stores.open;
@@ -119,6 +121,7 @@ export class ServedVersion {
     this.#sources = {
       core: routes.core, geometry: routes.geometry,
       week: (w) => routes.weeks.get(w)!, month: (m) => routes.months.get(m)!,
+      columns: (file, table) => columnsIn(columns, file, table),
     };
     this.#lookups = new LookupCoalescer((request) => pool.use((conn) => fetchDocuments(conn, request, this.#sources)), options.connections, options.coalesceKeys);
   }
@@ -173,7 +176,7 @@ export class ServedVersion {
   /** Whether the version holds other delivered columns (beyond the spec's) for that week. */
   hasWeekExtras(week: string): boolean {
     const file = this.#routes.weeks.get(week);
-    return file !== undefined && (this.#extrasColumns.get(file)?.has(weekExtrasColumn(week)) ?? false);
+    return file !== undefined && hasWeekExtras(columnsIn(this.#columns, file, TABLES.weekly));
   }
 
   /**
@@ -295,8 +298,8 @@ export class ServedVersion {
     const core = this.#routes.core !== null && !missing.has(this.#routes.core) ? this.#routes.core : null;
     const newest = this.latestWeek !== null && !missing.has(this.#routes.weeks.get(this.latestWeek)!) ? this.latestWeek : null;
     await this.#pool.use(async (conn) => {
-      if (core !== null) await conn.run(`SELECT count(placekey), sum(length(core)) FROM ${quoteIdent(core)}.${SERVING.places}`);
-      if (newest !== null) await conn.run(`SELECT sum(length(${quoteIdent(weekColumn(newest))})) FROM ${quoteIdent(this.#routes.weeks.get(newest)!)}.${SERVING.places}`);
+      if (core !== null) await conn.run(`SELECT count(*), sum(length(location_name)) FROM ${quoteIdent(core)}.${TABLES.core}`);
+      if (newest !== null) await conn.run(`SELECT count(*), sum(raw_visit_counts) FROM ${quoteIdent(this.#routes.weeks.get(newest)!)}.${TABLES.weekly} WHERE week_start = DATE ${quoteLiteral(newest)}`);
     });
   }
 }
@@ -335,22 +338,25 @@ function assertSameFiles(manifest: VersionManifest, set: VersionFileSet): void {
   if (!same) throw new AppError(ErrorCodes.VERSION_INVALID, `${set.label}: its file names other inherited files than its record`);
 }
 
-interface FileColumns {
-  /** Per file: the columns of its places_core. */
-  readonly core: ReadonlyMap<string, ReadonlySet<string>>;
-  /** Per file: the columns of its serve_extras. */
-  readonly extras: ReadonlyMap<string, ReadonlySet<string>>;
+/** Per file (its label), per product table: the table's columns in table order. */
+type FileColumns = ReadonlyMap<string, ReadonlyMap<string, readonly string[]>>;
+
+function columnsIn(columns: FileColumns, file: string, table: string): readonly string[] {
+  return columns.get(file)?.get(table) ?? [];
 }
 
-/** The columns of places_core and serve_extras in each file of the version (attached under their labels). */
+const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry];
+
+/** The columns of the product tables of each file of the version (attached under their labels). */
 async function readFileColumns(conn: DuckDBConnection, labels: readonly string[]): Promise<FileColumns> {
   const rows = (await conn.runAndReadAll(`SELECT database_name, table_name, column_name FROM duckdb_columns()
-    WHERE schema_name = 'main' AND table_name IN ($core, $extras)`, { core: TABLES.core, extras: SERVING.extras })).getRowObjectsJS();
-  const core = new Map<string, Set<string>>(labels.map((l) => [l, new Set()]));
-  const extras = new Map<string, Set<string>>(labels.map((l) => [l, new Set()]));
+    WHERE schema_name = 'main' AND table_name IN ($1, $2, $3, $4) ORDER BY database_name, table_name, column_index`, [...PRODUCT_TABLES])).getRowObjectsJS();
+  const out = new Map<string, Map<string, string[]>>(labels.map((l) => [l, new Map()]));
   for (const r of rows) {
-    const target = r['table_name'] === TABLES.core ? core : extras;
-    target.get(String(r['database_name']))?.add(String(r['column_name']));
+    const tables = out.get(String(r['database_name']));
+    if (!tables) continue;
+    const table = String(r['table_name']);
+    tables.set(table, [...(tables.get(table) ?? []), String(r['column_name'])]);
   }
-  return { core, extras };
+  return out;
 }

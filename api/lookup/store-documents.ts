@@ -1,13 +1,14 @@
-import { weekColumn } from '../../shared/version-schema.ts';
-import type { DocumentSources, Found, LookupRequest, Row } from './lookup-queries.ts';
+import { moreWanted, place, targetsOf, type DocumentSources, type Found, type LookupRequest, type Target } from './lookup-queries.ts';
 import type { LookupStore, StoredDocuments } from './lookup-store.ts';
 import { storedDocument } from './stored-document.ts';
 
-/** Whether the look-up stores can answer a request: only the spec's documents, each from a file that has a store. */
+/**
+ * Whether the look-up stores can answer a request: every document it needs from a file whose
+ * store answers that column (a store of format 3 answers every look-up of its file; an earlier
+ * store only the spec's documents).
+ */
 export function storesAnswer(request: LookupRequest, sources: DocumentSources, stores: ReadonlyMap<string, LookupStore>): boolean {
-  if (request.coreExtras || request.weekExtras?.length || request.months?.length || request.geometry) return false;
-  if (request.core && sources.core !== null && !stores.has(sources.core)) return false;
-  return request.weeks.every((w) => stores.has(sources.week(w)));
+  return targetsOf(request, sources).every((t) => stores.get(t.db)?.answers(t.column) ?? false);
 }
 
 /** Read threads that read look-up stores beside this one (OpenStores with LOOKUP_STORE_THREADS). */
@@ -26,7 +27,7 @@ export interface StoreReader {
 const KEYS_ON_THIS_THREAD = 16;
 
 interface Read {
-  readonly wanted: readonly { readonly column: string; readonly week: string | null }[];
+  readonly wanted: readonly Target[];
   readonly read: Promise<Map<string, StoredDocuments>> | Map<string, StoredDocuments>;
 }
 
@@ -41,23 +42,22 @@ interface Read {
  * - while this thread is saturated, every read goes to the threads (each file's keys split
  *   among them when there are more threads than files): this thread is what the process's
  *   throughput is bound by, and it then has other requests waiting.
- * The same answer DuckDB's statement gives (api/lookup/lookup-queries.ts fetchDocuments): an entry for
- * each key any file holds, its `placekey` in each document (each parsed only when read:
- * api/lookup/stored-document.ts).
+ * The same answer DuckDB's statement gives (api/lookup/lookup-queries.ts fetchDocuments): both
+ * place their documents with `place`, the spec's documents each parsed only when read
+ * (api/lookup/stored-document.ts).
  * @throws (rejects) LookupStoreDamaged when a store cannot prove an answer (the caller sends the version's look-ups to DuckDB).
  */
 export async function storeDocuments(request: LookupRequest, sources: DocumentSources, stores: ReadonlyMap<string, LookupStore>, reader: StoreReader | null = null): Promise<Map<string, Found>> {
-  const byFile = new Map<string, { column: string; week: string | null }[]>();
-  const add = (file: string, column: string, week: string | null) => byFile.set(file, [...(byFile.get(file) ?? []), { column, week }]);
-  if (request.core && sources.core !== null) add(sources.core, 'core', null);
-  for (const w of request.weeks) add(sources.week(w), weekColumn(w), w);
+  // A file's targets keep targetsOf's order: its spec documents before those that extend them.
+  const byFile = new Map<string, Target[]>();
+  for (const t of targetsOf(request, sources)) byFile.set(t.db, [...(byFile.get(t.db) ?? []), t]);
   const keys = request.placekeys;
   const threads = reader !== null && keys.length > KEYS_ON_THIS_THREAD ? reader.threads : 0;
   const allApart = threads > 0 && reader!.saturated;
   const parts = allApart ? Math.max(1, Math.floor(threads / byFile.size)) : 1;
   const size = Math.ceil(keys.length / parts);
   const reads: Read[] = [];
-  let here: { wanted: Read['wanted']; file: string; columns: string[] } | null = null;
+  let here: { wanted: Target[]; file: string; columns: string[] } | null = null;
   for (const [file, wanted] of byFile) {
     const columns = wanted.map((t) => t.column);
     if (threads === 0 || (!allApart && here === null)) {
@@ -75,16 +75,13 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
   // Read here after the threads' reads are sent, so that they run meanwhile.
   if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(keys, here.columns) });
   const found = new Map<string, Found>();
+  const more = moreWanted(request);
   for (const { wanted, read } of reads) {
     for (const [placekey, docs] of await read) {
-      let entry = found.get(placekey);
-      if (!entry) found.set(placekey, (entry = { core: null, weeks: new Map() }));
       docs.forEach((doc, c) => {
-        if (doc === null) return;
-        const row = storedDocument(doc, placekey);
-        const week = wanted[c]!.week;
-        if (week === null) (entry as { core: Row | null }).core = row;
-        else (entry.weeks as Map<string, Row>).set(week, row);
+        const t = wanted[c]!;
+        const text = doc === null ? null : t.slot === 'coreExtras' || t.slot === 'weekExtras' ? doc.toString('utf8') : storedDocument(doc, placekey);
+        place(found, placekey, t, text, more);
       });
     }
   }

@@ -5,9 +5,8 @@ import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../shared/lookup-store-absence.ts';
 import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
-import { DICTIONARY_KEY, encodeMeta, encodeRecord, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../shared/lookup-store-format.ts';
-import { quoteIdent } from '../../shared/sql.ts';
-import { SERVING } from '../../shared/version-schema.ts';
+import { DICTIONARY_KEY, encodeMeta, encodeRecord, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../shared/lookup-store-format.ts';
+import { storePlan, type StorePlan } from './store-plan.ts';
 
 /**
  * What a built store is: the figures the caller records beside it (LookupStore.open checks bytes
@@ -34,6 +33,13 @@ export interface BuildLookupStoreOptions {
    * (uncompressed), which the reader still reads: for the tests and the bench of both formats.
    */
   readonly format?: LookupStoreFormat;
+  /**
+   * A second connection to the same database, for the next placekey range's statement while
+   * this one's records are written (closed by the build). Without it the ranges run one by one.
+   */
+  readonly connect?: () => Promise<DuckDBConnection>;
+  /** Format 3: whether the store holds every document a look-up reads (`extras`), not only the spec's. */
+  readonly extras?: boolean;
 }
 
 /**
@@ -50,24 +56,23 @@ const BUCKETS_PER_TRANSACTION = 4096;
 export const DEFAULT_PAGE_SIZE = 16384;
 
 /**
- * Writes the look-up store of an open DuckDB file (read-only is enough) at `file`, which must
- * not exist, in format LOOKUP_STORE_FORMAT (or `options.format`): every row of `serve_places`
- * with every document column it has (`core`, `w...`), streamed a DuckDB chunk (2,048 rows) at a
- * time, keys appended in order (the table is sorted by placekey; a key out of order fails the
- * build), then the absence index. Memory stays at two chunks' rows and 8 bytes a key (the
- * fingerprints, sorted into buckets at the end). The file is fsynced and its lock file removed;
- * on any failure the file is removed.
+ * Writes the look-up store of an open DuckDB version file at `file`, which must not exist, in
+ * format LOOKUP_STORE_FORMAT (or `options.format`): a record per placekey of any of the file's
+ * product tables, with its documents (shared/version-documents.ts) made by DuckDB from the typed
+ * tables, keys appended in order, then the absence index. See writeRecords for how the work is
+ * spread over the cores and memory bounded. The file is fsynced and its lock file removed; on
+ * any failure the file is removed.
  * @returns the file's size, sha256 and head digest, recorded by the caller for the reader's checks
  *   (LookupStore.open: size and head; verifyLookupStore: size and sha256).
  */
 export async function buildLookupStore(conn: DuckDBConnection, file: string, options: BuildLookupStoreOptions = {}): Promise<BuiltLookupStore> {
   if (await stat(file).then(() => true, () => false)) throw new Error(`${file} exists already`);
-  const columns = await documentColumns(conn);
+  const plan = await storePlan(conn, options.format ?? LOOKUP_STORE_FORMAT, options.extras ?? false);
   try {
-    const rows = await writeStore(conn, file, columns, options);
+    const rows = await writeStore(conn, file, plan, options);
     await rm(`${file}-lock`, { force: true });
     await fsync(file);
-    return { file, bytes: (await stat(file)).size, sha256: await fileSha256(file), headSha256: storeHeadSha256(file), rows, columns };
+    return { file, bytes: (await stat(file)).size, sha256: await fileSha256(file), headSha256: storeHeadSha256(file), rows, columns: [...plan.columns, ...plan.extraColumns] };
   } catch (err) {
     await rm(file, { force: true });
     await rm(`${file}-lock`, { force: true });
@@ -75,58 +80,49 @@ export async function buildLookupStore(conn: DuckDBConnection, file: string, opt
   }
 }
 
-/** `serve_places`' document columns in table order; any column but placekey, core and w<YYYYMMDD> is refused. */
-async function documentColumns(conn: DuckDBConnection): Promise<string[]> {
-  const rows = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns()
-    WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table: SERVING.places })).getRowObjectsJS();
-  const names = rows.map((r) => String(r['column_name']));
-  if (names[0] !== 'placekey') throw new Error(`${SERVING.places} has no placekey column first`);
-  const columns = names.slice(1);
-  const other = columns.find((c) => c !== 'core' && !/^w\d{8}$/.test(c));
-  if (other !== undefined) throw new Error(`${SERVING.places} has a column ${JSON.stringify(other)} a look-up store does not know`);
-  return columns;
-}
-
-async function writeStore(conn: DuckDBConnection, file: string, columns: readonly string[], options: BuildLookupStoreOptions): Promise<number> {
-  const rows = Number((await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM ${SERVING.places}`)).getRowObjectsJS()[0]!['n']);
-  const bucketBits = bucketBitsFor(rows);
-  const format = options.format ?? LOOKUP_STORE_FORMAT;
+async function writeStore(conn: DuckDBConnection, file: string, plan: StorePlan, options: BuildLookupStoreOptions): Promise<number> {
+  const bucketBits = bucketBitsFor(plan.rows);
   // noSync: the whole file is fsynced once at the end (a build that dies is removed, never used).
-  const env = open({ path: file, noSubdir: true, mapSize: MAP_BYTES, noSync: true, maxDbs: 3, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE });
+  const env = open({ path: file, noSubdir: true, mapSize: MAP_BYTES, noSync: true, maxDbs: 4, pageSize: options.pageSize ?? DEFAULT_PAGE_SIZE });
   try {
     const meta = env.openDB<Buffer, string>(META_DB, { encoding: 'binary' });
-    const { fingerprints, dictionary } = await writePlaces(conn, env, format, columns, rows, bucketBits, options.signal);
+    const { fingerprints, dictionaries } = await writeRecords(conn, env, plan, bucketBits, options);
     writeAbsence(env, fingerprints, bucketBits);
-    if (dictionary !== null) env.transactionSync(() => meta.putSync(DICTIONARY_KEY, dictionary));
+    const [places, extras] = dictionaries;
+    if (places !== null) env.transactionSync(() => meta.putSync(DICTIONARY_KEY, places));
+    if (extras !== null) env.transactionSync(() => meta.putSync(EXTRAS_DICTIONARY_KEY, extras));
+    const described = {
+      format: plan.format, columns: plan.columns, rows: plan.rows, bucketBits,
+      ...(places === null ? {} : { dictionary: { bytes: places.length, crc: crc32(places) } }),
+      ...(plan.format === 3 ? { whole: plan.whole, extraColumns: plan.extraColumns, extrasDictionary: { bytes: extras!.length, crc: crc32(extras!) } } : {}),
+    };
     // Last, in a transaction of its own: a store without it (a build cut short) does not open.
-    const described = { format, columns, rows, bucketBits, ...(dictionary === null ? {} : { dictionary: { bytes: dictionary.length, crc: crc32(dictionary) } }) };
     env.transactionSync(() => meta.putSync(META_KEY, encodeMeta(described)));
-    return rows;
+    return plan.rows;
   } finally {
     await env.close();
   }
 }
 
 /**
- * The records, appended in key order with lmdb's asynchronous writes: this thread reads a chunk
- * from DuckDB (whose threads scan) and encodes its records while lmdb's write thread writes the
- * chunk before (compressing each record in libuv's threads for format 2), so the write stage keeps
- * both cores busy (bench/lookup-store-formats.ts: 1.6 CPU seconds a wall second). At most two
- * chunks are queued: lmdb's transactions stay that small (one transaction for everything took 34
- * times as long: lmdb's dirty-page list grows with it). Format 2's dictionary is sampled from the
- * first chunk, before any record is written with it.
- * @returns each key's fingerprint as bucket * 2^32 + hash, for the absence index, and the dictionary (format 2).
+ * The records, appended in key order with lmdb's asynchronous writes, placekey range by range
+ * (storePlan): DuckDB makes a range's documents on its threads (the statement sorts them by key)
+ * while this thread encodes the range before, and lmdb's write thread writes and compresses the
+ * chunk before that: with a second connection (`options.connect`) the next range's statement
+ * runs as this one's records are written. At most two chunks are queued: lmdb's transactions stay
+ * that small (one transaction for everything took 34 times as long: lmdb's dirty-page list grows
+ * with it). The dictionaries are sampled from the first chunk, before any record is written with them.
+ * @returns each key's fingerprint as bucket * 2^32 + hash, for the absence index, and the dictionaries (`places`, `extras`; null where the format has none).
  */
-async function writePlaces(conn: DuckDBConnection, env: RootDatabase, format: LookupStoreFormat, columns: readonly string[], rows: number, bucketBits: number, signal: AbortSignal | undefined): Promise<{ fingerprints: Float64Array; dictionary: Buffer | null }> {
+async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: StorePlan, bucketBits: number, options: BuildLookupStoreOptions): Promise<{ fingerprints: Float64Array; dictionaries: [Buffer | null, Buffer | null] }> {
+  const { format, rows, columns, extraColumns } = plan;
   const fingerprints = new Float64Array(rows);
-  // The table is stored in key order (ingest/serving-tables.ts); a parallel scan returns it in that
-  // order only when told to preserve it (DuckDB's default; the load turns it off for its own
-  // unordered work). Cheaper than ORDER BY, which would sort every document.
-  const preserved = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order') AS p`)).getRowObjectsJS()[0]!['p'];
-  if (preserved !== true) await conn.run('SET preserve_insertion_order = true');
-  const result = await conn.stream(`SELECT placekey, ${columns.map(quoteIdent).join(', ')} FROM ${SERVING.places}`);
+  // Not for wide ranges: two of them at once would hold twice the memory.
+  const second = options.connect && !plan.wide && plan.ranges.length > 1 ? await options.connect() : null;
+  const connections = second ? [conn, second] : [conn];
   let places: Database<Buffer, string> | null = null;
-  let dictionary: Buffer | null = null;
+  let extras: Database<Buffer, string> | null = null;
+  let dictionaries: [Buffer | null, Buffer | null] = [null, null];
   let previous = '';
   let written = 0;
   // lmdb answers each appended record on its own: the first refusal or error fails the build.
@@ -137,43 +133,80 @@ async function writePlaces(conn: DuckDBConnection, env: RootDatabase, format: Lo
   const failed = (err: Error) => {
     failure ??= err;
   };
-  let queued: Promise<void> = Promise.resolve();
-  let last = queued;
-  for (;;) {
-    signal?.throwIfAborted();
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    const keys = chunk.getColumnValues(0) as string[];
-    const docs = columns.map((_, i) => chunk.getColumnValues(i + 1) as (string | null)[]);
-    if (written + keys.length > rows) throw new Error(`${SERVING.places} has more rows than it counted (${rows})`);
-    if (places === null) {
-      dictionary = format === 1 ? null : sampleDictionary(keys.map((_, r) => docs.map((d) => d[r]!)));
-      places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) });
+  let queued: Promise<unknown> = Promise.resolve();
+  let last: Promise<unknown> = queued;
+  const threads = plan.wide ? await currentThreads(conn) : null;
+  try {
+    // A wide range's statement holds a row of documents per key on every thread: with years of
+    // weeks (hundreds of document columns) two threads ran out of memory where one did not
+    // (20k POIs x 260 weeks at 768MB), so wide builds run on one thread.
+    if (threads !== null) await conn.run('SET threads = 1');
+    const start = (i: number) => {
+      const result = connections[i % connections.length]!.stream(plan.select(plan.ranges[i]!));
+      result.catch(() => undefined); // awaited in turn below
+      return result;
+    };
+    let next = plan.ranges.length > 0 ? start(0) : null;
+    for (let i = 0; next !== null; i++) {
+      const result = await next;
+      next = i + 1 < plan.ranges.length ? start(i + 1) : null;
+      for (;;) {
+        options.signal?.throwIfAborted();
+        const chunk = await result.fetchChunk();
+        if (!chunk || chunk.rowCount === 0) break;
+        const keys = chunk.getColumnValues(0) as string[];
+        const docs = columns.map((_, c) => chunk.getColumnValues(c + 1) as (string | null)[]);
+        const more = extraColumns.map((_, c) => chunk.getColumnValues(columns.length + c + 1) as (string | null)[]);
+        if (written + keys.length > rows) throw new Error(`the file has more placekeys than it counted (${rows})`);
+        if (places === null) {
+          dictionaries = [format === 1 ? null : sampleDictionary(keys.map((_, r) => docs.map((d) => d[r]!))),
+            format === 3 ? sampleDictionary(keys.map((_, r) => more.map((d) => d[r]!))) : null];
+          places = openRecords(env, PLACES_DB, dictionaries[0]);
+          if (format === 3) extras = openRecords(env, EXTRAS_DB, dictionaries[1]);
+        }
+        for (let r = 0; r < keys.length; r++) {
+          const key = checkedKey(keys[r]!, previous);
+          last = append(places, key, encodeRecord(key, docs.map((d) => checkedDoc(d[r]!, key)), format)).then(noted, failed);
+          if (extras !== null && extraColumns.length > 0) {
+            last = append(extras, key, encodeRecord(key, more.map((d) => checkedDoc(d[r]!, key)), format, columns.length)).then(noted, failed);
+          }
+          const [bucket, hash] = fingerprint(key, bucketBits);
+          fingerprints[written + r] = bucket * 2 ** 32 + hash;
+          previous = key;
+        }
+        // This chunk is queued; the one before must be written before another is read.
+        await queued;
+        if (failure) throw failure;
+        queued = last;
+        written += keys.length;
+      }
     }
-    for (let r = 0; r < keys.length; r++) {
-      const key = checkedKey(keys[r]!, previous);
-      last = append(places, key, encodeRecord(key, docs.map((d) => checkedDoc(d[r]!, key)), format)).then(noted, failed);
-      const [bucket, hash] = fingerprint(key, bucketBits);
-      fingerprints[written + r] = bucket * 2 ** 32 + hash;
-      previous = key;
-    }
-    // This chunk is queued; the one before must be written before another is read.
     await queued;
     if (failure) throw failure;
-    queued = last;
-    written += keys.length;
+  } finally {
+    second?.closeSync();
+    if (threads !== null) await conn.run(`SET threads = ${threads}`);
   }
-  await queued;
-  if (failure) throw failure;
-  if (written !== rows) throw new Error(`read ${written} rows of ${SERVING.places}, counted ${rows}`);
-  // An empty table: the database is still there (the reader opens it), with the empty dictionary.
+  if (written !== rows) throw new Error(`read ${written} placekeys of the file, counted ${rows}`);
+  // No key at all: the databases are still there (the reader opens them), with empty dictionaries.
   if (places === null) {
-    dictionary = format === 1 ? null : Buffer.alloc(0);
-    places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary' });
+    dictionaries = [format === 1 ? null : Buffer.alloc(0), format === 3 ? Buffer.alloc(0) : null];
+    places = openRecords(env, PLACES_DB, null);
+    if (format === 3) extras = openRecords(env, EXTRAS_DB, null);
   }
   const stored = (places.getStats() as { entryCount: number }).entryCount;
   if (stored !== rows) throw new Error(`lmdb holds ${stored} records of ${rows}`);
-  return { fingerprints, dictionary };
+  const storedExtras = extras === null ? 0 : (extras.getStats() as { entryCount: number }).entryCount;
+  if (storedExtras !== (format === 3 && extraColumns.length > 0 ? rows : 0)) throw new Error(`lmdb holds ${storedExtras} extras records of ${rows}`);
+  return { fingerprints, dictionaries };
+}
+
+function openRecords(env: RootDatabase, name: string, dictionary: Buffer | null): Database<Buffer, string> {
+  return env.openDB<Buffer, string>(name, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) });
+}
+
+async function currentThreads(conn: DuckDBConnection): Promise<number> {
+  return Number((await conn.runAndReadAll(`SELECT current_setting('threads')::INTEGER AS t`)).getRowObjectsJS()[0]!['t']);
 }
 
 /** Every bucket of the absence index, empty ones too (a bucket missing is damage), in order. */
@@ -204,7 +237,7 @@ function append(db: Database<Buffer, string>, key: string, value: Buffer): Promi
 
 function checkedKey(key: string, previous: string): string {
   if (!isStorableKey(key)) throw new Error(`placekey ${JSON.stringify(key)} is not ASCII of 1 to 255 bytes`);
-  if (key <= previous) throw new Error(`${SERVING.places} is not in placekey order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`);
+  if (key <= previous) throw new Error(`the file's placekeys are not in order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`);
   return key;
 }
 

@@ -4,4 +4,6 @@ export interface BuildSettings {
   readonly threads: number | null;
   readonly tempDir: string;
   readonly maxRejectShare: number;
+  /** Whether the look-up store holds every document a look-up reads (LOOKUP_STORE_EXTRAS), not only the spec's. */
+  readonly storeExtras: boolean;
 }

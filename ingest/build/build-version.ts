@@ -15,7 +15,6 @@ import { collectInvalidPlacekeys } from '../drop/invalid-placekeys.ts';
 import { isResourceFailure, resourceError, type SpillUse } from '../drop/load-failure.ts';
 import { productLayout, type ProductLayout } from '../drop/product-layout.ts';
 import { productRows, stageProduct } from '../drop/stage-product.ts';
-import { buildServingTables } from './serving-tables.ts';
 import { confineLoad } from './confine-load.ts';
 import { READER_REJECTS_DDL, readerRejectedLines } from '../drop/reader-rejects.ts';
 import { inheritFrom, type BaseVersion } from './inherit-partitions.ts';
@@ -124,8 +123,7 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
 
 /**
  * Builds a version file from a drop: stage every file typed into the version file, apply the row
- * rules, de-duplicate, make the staged rows the product tables in place, build the serving
- * tables over them, and record the report, the sources and the manifest: the partitions the drop
+ * rules, de-duplicate, make the staged rows the product tables in place, and record the report, the sources and the manifest: the partitions the drop
  * delivered are this file's, every other partition of the base is inherited by reference to the
  * file that holds it (nothing of it is read or copied). Throws AppError BAD_DROP (with
  * `details.report`) when the drop is unusable; the caller removes the partial file.
@@ -196,17 +194,16 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
-    await buildServingTables(conn);
     for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     await writeManifest(conn, manifest, { builtAt: input.builtAt, report, dropId: input.drop.id, base: input.base?.label ?? null });
     // From the product tables just written (only what the drop delivered), before the checkpoint that writes them out.
     const profile = await profileVersion(conn, manifest, input.base?.profile ?? null);
     await writeProfile(conn, profile);
     await conn.run('CHECKPOINT');
-    // The file's look-up store, from its finished serving table: built once, here, and shipped
-    // beside the file (docs/architecture.md, Performance).
+    // The file's look-up store, from its finished tables: built once, here, and shipped beside
+    // the file (docs/architecture.md, Look-up store).
     progress({ phase: 'write', percent: 85, rows: rowsRead });
-    const lookup = await buildLookupStore(conn, lookupStorePath(input.targetFile));
+    const lookup = await buildLookupStore(conn, lookupStorePath(input.targetFile), { connect: () => db.connect(), extras: settings.storeExtras });
     return { label, report, manifest, lookup, profile };
   } catch (err) {
     if (!isResourceFailure(err)) throw err;
@@ -242,7 +239,7 @@ function columnDifferences(files: readonly DropFile[]): string[] {
 /**
  * How much the failed build had spilled: the size of the files in its own work folder (DuckDB's
  * spill files stay there until the connection closes; counted from the folder, since a failure
- * inside the serving build's transaction leaves it aborted, and rolling it back frees blocks),
+ * inside a transaction leaves it aborted, and rolling it back frees blocks),
  * and DuckDB's cap, read once the transaction is rolled back.
  */
 async function spillUse(conn: DuckDBConnection, workDir: string): Promise<SpillUse | null> {

@@ -12,8 +12,8 @@ export const HANG_MS = 15_000;
  */
 const LEAKS: readonly RegExp[] = [
   /\bat (?:async )?[\w$.<>[\] ]+ \((?:file|node):[^)]*\)/g, /\.ts:\d+:\d+/g, /node:internal/g, /node_modules/g,
-  // Table names (`weekly_patterns` is also a public GraphQL field, the v2 name, so it is not one of them).
-  /(?<!\w)(?:serve_places|serve_extras|places_core|version_info|source_files)\b/g, /duckdb/gi,
+  // Table names (`weekly_patterns` and `monthly_patterns` are also public GraphQL fields, the v2 names, so they are not among them).
+  /(?<!\w)(?:serve_places|serve_extras|serve_more|places_core|places_geometry|version_info|version_partitions|version_files|source_files)\b/g, /duckdb/gi,
   /(?:Binder|Catalog|Parser|Conversion|Invalid Input|IO|Permission|Out of Memory|INTERNAL) Error/g, /\bSELECT\b[^"]{0,200}\bFROM\b/g,
   /\/work\/|\/tmp\/|\/root\/|\/home\//g,
 ];

@@ -56,12 +56,19 @@ export function lmdbPages(file: Buffer): LmdbPages {
   walk(file, pageSize, metas[newest]!.mainRoot, '', tree);
   for (const p of [...tree]) {
     if (p.db !== '' || p.kind !== 'leaf') continue;
-    for (const node of p.leafNodes) walk(file, pageSize, Number(file.readBigUInt64LE(node.value.at + 40)), node.keyText, tree);
+    for (const node of p.leafNodes) {
+      // An empty named database has no root page (lmdb's P_INVALID).
+      const root = file.readBigUInt64LE(node.value.at + 40);
+      if (root !== P_INVALID) walk(file, pageSize, Number(root), node.keyText, tree);
+    }
   }
   const used = new Set([0, 1, ...tree.flatMap((p) => (p.kind === 'overflow' ? pagesOf(file, pageSize, p.page) : [p.page]))]);
   const free = Array.from({ length: file.length / pageSize }, (_, i) => i).filter((i) => !used.has(i));
   return { pageSize, newestMeta: newest, tree, free };
 }
+
+/** lmdb's page number of no page. */
+const P_INVALID = 0xffffffffffffffffn;
 
 function readMeta(file: Buffer, page: number): { pageSize: number; mainRoot: number; txnid: bigint } {
   const at = page * (page === 0 ? 0 : file.readUInt32LE(PAGE_HEADER + 24));

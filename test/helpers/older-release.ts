@@ -47,7 +47,7 @@ export async function alterPublished(dataDir: string, label: string, statements:
 export async function asOlderRelease(dataDir: string, label: string, schema: 3 | 4): Promise<void> {
   const file = versionFilePath(dataDir, label);
   await runOn(file, ['DROP TABLE version_partitions', 'DROP TABLE version_files', ...SCHEMA_5_INFO.map((c) => `ALTER TABLE version_info DROP COLUMN ${c}`),
-    ...(schema === 3 ? ['DROP TABLE serve_more', 'DROP TABLE monthly_patterns', 'DROP TABLE places_geometry'] : []),
+    ...(schema === 3 ? ['DROP TABLE monthly_patterns', 'DROP TABLE places_geometry'] : []),
     `UPDATE version_info SET schema_version = ${schema}`]);
   await unlink(file + RECORD_SUFFIX);
   await unlink(path.join(dataDir, VERIFIED_DIR, `${label}.json`)).catch(() => undefined);

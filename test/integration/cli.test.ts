@@ -251,7 +251,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     const versions = listing.versions;
     // Each delivered core: the second version inherits nothing from the first.
     expect(listing).to.deep.equal({ kept: [], versions: [first.label, second.label].map((label, i) => ({
-      label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', schema_version: 5, core_rows: 1, weekly_rows: 0,
+      label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', schema_version: 6, core_rows: 1, weekly_rows: 0,
       weeks_covered: 0, first_week: null, last_week: null, monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0,
       bytes: versions[i]!.bytes, inherits: [], inherited_bytes: 0, base: i === 0 ? null : first.label, drop_id: versions[i]!.drop_id, held: null,
       // The quality profile of its one POI (shared/quality-profile.ts).

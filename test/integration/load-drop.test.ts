@@ -41,7 +41,7 @@ describe('loading a drop into a version file', () => {
     const info = await queryFile(result.file, `SELECT label, built_at, release_month, schema_version, core_rows, weekly_rows,
       first_week, last_week, weeks_covered, report->>'release_month_source' AS month_source FROM version_info`);
     expect(info).to.deep.equal([{
-      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 5,
+      label: '1795255200__2022_03', built_at: '2026-11-21T10:00:00.000Z', release_month: '2022-03', schema_version: 6,
       core_rows: '300', weekly_rows: String(fixture.weekly.length), first_week: '2022-03-07', last_week: '2022-03-28', weeks_covered: 4, month_source: 'data',
     }]);
     const sources = await queryFile(result.file, 'SELECT path, bytes, sha256, product, rows_read, rows_loaded FROM source_files ORDER BY path');

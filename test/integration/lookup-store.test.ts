@@ -5,7 +5,10 @@ import path from 'node:path';
 import { LookupStore } from '../../api/lookup/lookup-store.ts';
 import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
 import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { documentSql } from '../../shared/version-documents.ts';
+import { TABLES } from '../../shared/version-schema.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
 import { HEAD_BYTES } from '../../shared/lookup-store-head.ts';
@@ -19,7 +22,7 @@ import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 const SEED = 9;
 
-/** A version's serve_places and the look-up store built from it. */
+/** A version file's documents and the look-up store built from it. */
 interface Fixture {
   readonly built: BuiltLookupStore;
   readonly columns: readonly string[];
@@ -48,17 +51,44 @@ async function fixture(dir: string, name: string, pois: number, weeks: number, p
   try {
     const conn = await instance.connect();
     try {
-      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`), { pageSize });
-      const rows = (await conn.runAndReadAll('SELECT * FROM serve_places')).getRowObjectsJS();
-      const columns = Object.keys(rows[0]!).filter((c) => c !== 'placekey');
-      const truth = new Map(rows.map((r) => [String(r['placekey']), columns.map((c) => (r[c] ?? null) as string | null)]));
-      return { built, columns, truth, format: 2, pois, seed: SEED };
+      // Every document a look-up reads (LOOKUP_STORE_EXTRAS), so damage reaches both databases.
+      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`), { pageSize, extras: true });
+      const truth = await documentsOf(conn, built.columns);
+      const columns = built.columns;
+      return { built, columns, truth, format: 3, pois, seed: SEED };
     } finally {
       conn.closeSync();
     }
   } finally {
     instance.closeSync();
   }
+}
+
+/**
+ * Each key's documents of `columns`, made column by column from the typed tables with the
+ * documents' own SQL (shared/version-documents.ts), apart from the build's one statement.
+ */
+async function documentsOf(conn: DuckDBConnection, columns: readonly string[]): Promise<Map<string, (string | null)[]>> {
+  const tableColumns = async (table: string) => (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $t ORDER BY column_index`, { t: table }))
+    .getRowObjectsJS().map((r) => String(r['column_name']));
+  const [core, weekly, monthly, geometry] = await Promise.all([TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry].map(tableColumns));
+  const day = (digits: string) => `${digits.slice(0, 4)}-${digits.slice(4, 6)}-${digits.length === 8 ? digits.slice(6, 8) : '01'}`;
+  const sqlOf = (c: string): string => {
+    if (c === 'core') return `SELECT placekey, ${documentSql.core()} AS d FROM ${TABLES.core}`;
+    if (c === 'core_x') return `SELECT placekey, ${documentSql.coreExtras(core!)} AS d FROM ${TABLES.core}`;
+    if (c === 'geometry') return `SELECT placekey, ${documentSql.geometry(geometry!)} AS d FROM ${TABLES.geometry}`;
+    const when = `DATE '${day(c.slice(1))}'`;
+    if (c.startsWith('w')) return `SELECT placekey, ${documentSql.week()} AS d FROM ${TABLES.weekly} WHERE week_start = ${when}`;
+    if (c.startsWith('x')) return `SELECT placekey, ${documentSql.weekExtras(weekly!)} AS d FROM ${TABLES.weekly} WHERE week_start = ${when}`;
+    return `SELECT placekey, ${documentSql.month(monthly!)} AS d FROM ${TABLES.monthly} WHERE month_start = ${when}`;
+  };
+  const keys = (await conn.runAndReadAll([TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry].map((t) => `SELECT placekey FROM ${t}`).join(' UNION ')))
+    .getRowObjectsJS().map((r) => String(r['placekey'])).sort();
+  const truth = new Map(keys.map((k) => [k, columns.map((): string | null => null)]));
+  for (const [i, c] of columns.entries()) {
+    for (const r of (await conn.runAndReadAll(sqlOf(c))).getRowObjectsJS()) truth.get(String(r['placekey']))![i] = (r['d'] ?? null) as string | null;
+  }
+  return truth;
 }
 
 /**
@@ -83,7 +113,7 @@ function open(f: Fixture): LookupStore {
   return LookupStore.open(f.built.file, f.built);
 }
 
-describe('look-up store (lmdb): one immutable file\'s serving documents, proved on every read', function () {
+describe('look-up store (lmdb): one immutable file\'s documents, proved on every read', function () {
   this.timeout(600_000);
   let dir: string;
   let narrow: Fixture;
@@ -103,7 +133,7 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
     await removeDir(dir);
   });
 
-  it('holds every key of serve_places with every document, as the version file has them (format 2, and format 1 built by an earlier release)', async () => {
+  it('holds every key of the file with every document, as the typed tables make them (format 3, and format 1 built by an earlier release)', async () => {
     for (const f of [narrow, wide, older]) {
       const keys = [...f.truth.keys()];
       expect(f.built.columns).to.deep.equal(f.columns);
@@ -111,7 +141,7 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
       await verifyLookupStore(f.built.file, f.built);
       const store = open(f);
       try {
-        expect([store.format, store.columns, store.rows]).to.deep.equal([f.format, f.columns, keys.length]);
+        expect([store.format, [...store.columns, ...store.extraColumns], store.rows]).to.deep.equal([f.format, f.columns, keys.length]);
         expect(texts(store.lookup(keys, f.columns))).to.deep.equal(f.truth);
         // Core and one week, and one week alone, in the order asked.
         const week = f.columns[2]!;
@@ -136,12 +166,16 @@ describe('look-up store (lmdb): one immutable file\'s serving documents, proved 
     }
   });
 
-  it('refuses a column it does not hold (routing weeks to files is the caller\'s), and a closed store', async () => {
-    const store = open(narrow);
-    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['w20990105'])).to.throw(`look-up store ${narrow.built.file} has no column w20990105`);
+  it('refuses a column it does not hold (routing weeks to files is the caller\'s), but in a whole store, where it is NULL, and a closed store', async () => {
+    const key = [...narrow.truth.keys()][0]!;
+    const whole = open(narrow);
+    expect(texts(whole.lookup([key], ['w20990105', 'core']))).to.deep.equal(new Map([[key, [null, narrow.truth.get(key)![0]!]]]));
+    await whole.close();
+    const store = open(older);
+    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['w20990105'])).to.throw(`look-up store ${older.built.file} has no column w20990105`);
     await store.close();
     await store.close();
-    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['core'])).to.throw(`look-up store ${narrow.built.file} is closed`);
+    expect(() => store.lookup(['222-222@5vg-7gq-tvz'], ['core'])).to.throw(`look-up store ${older.built.file} is closed`);
   });
 
   it('is refused at open when its size or head differs from the build\'s, and by verifyLookupStore when any byte does', async () => {

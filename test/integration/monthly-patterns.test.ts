@@ -65,7 +65,7 @@ describe('monthly patterns and geometry: loaded from monthly drops, served by mo
     const body = (await postGraphql(server.url, { query: `{ dataset_versions { ${fields} } }` })).body;
     // Five monthly rows over four months (2022-02 to 04, 2024-02); geometry for K0, K1 (geometry file) and K2 (core file's columns).
     const facts = { label: first.label, weekly_rows: 0, weeks_covered: 0, first_week: null, last_week: null,
-      monthly_rows: 5, months_covered: 4, first_month: '2022-02-01', last_month: '2024-02-01', geometry_rows: 3, schema_version: 5 };
+      monthly_rows: 5, months_covered: 4, first_month: '2022-02-01', last_month: '2024-02-01', geometry_rows: 3, schema_version: 6 };
     expect(body).to.deep.equal({ data: { dataset_versions: [facts] }, extensions: { row_count: 1, version_date: first.label } });
   });
 

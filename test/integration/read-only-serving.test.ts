@@ -73,11 +73,11 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
     await expectRefused([
       ["INSERT INTO places_core (placekey) VALUES ('222-222@5vg-7gq-tvz')", `Cannot execute statement of type "INSERT" on database "${label}" ${READ_ONLY}`],
       ["UPDATE places_core SET city = 'x'", `Cannot execute statement of type "UPDATE" on database "${label}" ${READ_ONLY}`],
-      ['DELETE FROM serve_places', `Cannot execute statement of type "DELETE" on database "${label}" ${READ_ONLY}`],
+      ['DELETE FROM places_core', `Cannot execute statement of type "DELETE" on database "${label}" ${READ_ONLY}`],
       ['CREATE TABLE t (a INTEGER)', `Cannot execute statement of type "CREATE" on database "${label}" ${READ_ONLY}`],
       ['CREATE VIEW v AS SELECT 1', `Cannot execute statement of type "CREATE" on database "${label}" ${READ_ONLY}`],
       ['ALTER TABLE places_core ADD COLUMN z INTEGER', `Cannot execute statement of type "ALTER" on database "${label}" ${READ_ONLY}`],
-      ['DROP TABLE serve_places', `Cannot execute statement of type "DROP" on database "${label}" ${READ_ONLY}`],
+      ['DROP TABLE places_core', `Cannot execute statement of type "DROP" on database "${label}" ${READ_ONLY}`],
     ]);
   });
 
@@ -151,7 +151,7 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
   });
 
   it('still serves the same data afterwards, and nothing appeared beside the version', async () => {
-    const rows = await version.query(async (conn) => (await conn.runAndReadAll(`SELECT placekey, core->>'location_name' AS name FROM serve_places ORDER BY placekey`)).getRowObjectsJS());
+    const rows = await version.query(async (conn) => (await conn.runAndReadAll(`SELECT placekey, location_name AS name FROM places_core ORDER BY placekey`)).getRowObjectsJS());
     expect(rows).to.deep.equal(KEYS.map((k, i) => ({ placekey: k, name: `Place ${i}` })).sort((a, b) => (a.placekey < b.placekey ? -1 : 1)));
     expect((await readdir(dataDir)).sort()).to.deep.equal(listing);
     expect(await readdir(outside())).to.deep.equal(['secret.csv']);
@@ -168,7 +168,7 @@ describe('read-only serving: what SQL on the API connection cannot do', () => {
       const outcomes = [];
       for (const sql of accepted) outcomes.push(await attempt(other, sql));
       expect(outcomes).to.deep.equal([null, null, null, null, null]);
-      const rows = await other.query(async (conn) => (await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM serve_places')).getRowObjectsJS());
+      const rows = await other.query(async (conn) => (await conn.runAndReadAll('SELECT count(*)::INTEGER AS n FROM places_core')).getRowObjectsJS());
       expect(rows).to.deep.equal([{ n: KEYS.length }]);
     } finally {
       other.retire();

@@ -7,7 +7,6 @@ import { quoteLiteral } from '../../shared/sql.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
-import { generateDrop } from '../../tools/generate-drop.ts';
 import { writeFullDrop } from '../helpers/full-drop.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -50,31 +49,39 @@ async function readAll(file: string, sql: string): Promise<Record<string, unknow
   }
 }
 
-describe('the documents of other delivered columns live in serve_extras, read only when selected', () => {
+describe('the documents of other delivered columns: from the typed tables, or from a look-up store built with them', () => {
   let dir: string;
-  const versions: Record<'intact' | 'altered' | 'dropped', { server?: RunningServer; label: string; file: string }> = {} as never;
+  type Name = 'intact' | 'altered' | 'dropped' | 'whole';
+  const versions: Record<Name, { server?: RunningServer; label: string; file: string }> = {} as never;
+  const env: Record<Name, Record<string, string>> = { intact: {}, altered: {}, dropped: {}, whole: { LOOKUP_STORE_EXTRAS: 'true' } };
 
-  async function load(name: keyof typeof versions, drop: string): Promise<void> {
-    const config = testConfig(path.join(dir, name));
+  async function load(name: Name, drop: string): Promise<void> {
+    const config = testConfig(path.join(dir, name), env[name]);
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) })).label;
     versions[name] = { label, file: versionFilePath(config.dataDir, label) };
   }
 
-  async function serve(name: keyof typeof versions): Promise<void> {
-    versions[name].server = await startServer(testConfig(path.join(dir, name)), createLogger('silent', 'test'));
+  async function serve(name: Name, extra: Record<string, string> = {}): Promise<RunningServer> {
+    return startServer(testConfig(path.join(dir, name), extra), createLogger('silent', 'test'));
   }
 
   before(async () => {
     dir = await makeTempDir('extras');
     const drop = await writeFullDrop(dir);
-    for (const name of ['intact', 'altered', 'dropped'] as const) await load(name, drop);
-    // Altered copies prove where each field is read from: changed values in serve_extras show up
-    // in the answers, and a version without serve_extras still answers the spec's queries.
-    await alterPublished(path.join(dir, 'altered'), versions.altered.label, [
-      `UPDATE serve_extras SET core_x = json_merge_patch(core_x, '{"latitude": 1.5}'), x20220418 = json_merge_patch(x20220418, '{"device_type": {"altered": 1}}') WHERE placekey = ${quoteLiteral(KEYS[0]!)}`,
+    for (const name of ['intact', 'altered', 'dropped', 'whole'] as const) await load(name, drop);
+    // Altered copies prove where each field is read from: values changed in the typed tables
+    // show up in the answers of other columns, never in the spec's (the look-up store's), and a
+    // version without the other columns still answers the spec's queries.
+    const alter = `UPDATE places_core SET latitude = 1.5 WHERE placekey = ${quoteLiteral(KEYS[0]!)}; UPDATE weekly_patterns SET median_dwell = 99, raw_visit_counts = 1 WHERE placekey = ${quoteLiteral(KEYS[0]!)}`;
+    await alterPublished(path.join(dir, 'altered'), versions.altered.label, [alter]);
+    await alterPublished(path.join(dir, 'whole'), versions.whole.label, [alter]);
+    await alterPublished(path.join(dir, 'dropped'), versions.dropped.label, [
+      'DROP INDEX places_core_placekey', // a column of an indexed table cannot be dropped
+      ...['parent_placekey', 'latitude', 'longitude'].map((c) => `ALTER TABLE places_core DROP COLUMN ${c}`),
+      'CREATE UNIQUE INDEX places_core_placekey ON places_core (placekey)',
+      ...['device_type', 'median_dwell'].map((c) => `ALTER TABLE weekly_patterns DROP COLUMN ${c}`),
     ]);
-    await alterPublished(path.join(dir, 'dropped'), versions.dropped.label, ['DROP TABLE serve_extras']);
-    for (const name of ['intact', 'altered', 'dropped'] as const) await serve(name);
+    for (const name of ['intact', 'altered', 'dropped', 'whole'] as const) versions[name].server = await serve(name);
   });
 
   after(async () => {
@@ -82,88 +89,59 @@ describe('the documents of other delivered columns live in serve_extras, read on
     await removeDir(dir);
   });
 
-  it('serve_places holds placekey, the spec documents (core, w<week>); serve_extras placekey, core_x, x<week>; serve_more placekey, geometry (no months or geometry here); each one row per POI with a unique index on placekey', async () => {
-    const columns = await readAll(versions.intact.file, `SELECT table_name, list(column_name ORDER BY column_index) AS columns FROM duckdb_columns()
-      WHERE table_name LIKE 'serve_%' GROUP BY table_name ORDER BY table_name`);
-    expect(columns).to.deep.equal([
-      { table_name: 'serve_extras', columns: ['placekey', 'core_x', 'x20220418'] },
-      { table_name: 'serve_more', columns: ['placekey', 'geometry'] },
-      { table_name: 'serve_places', columns: ['placekey', 'core', 'w20220418'] },
-    ]);
-    const indexes = await readAll(versions.intact.file, `SELECT table_name, index_name, is_unique, expressions FROM duckdb_indexes() WHERE table_name LIKE 'serve_%' ORDER BY table_name`);
-    expect(indexes).to.deep.equal([
-      { table_name: 'serve_extras', index_name: 'serve_extras_key', is_unique: true, expressions: '[placekey]' },
-      { table_name: 'serve_more', index_name: 'serve_more_key', is_unique: true, expressions: '[placekey]' },
-      { table_name: 'serve_places', index_name: 'serve_places_key', is_unique: true, expressions: '[placekey]' },
-    ]);
-    const rows = await readAll(versions.intact.file, `SELECT placekey, core_x IS NOT NULL AS core_x, x20220418 IS NOT NULL AS week FROM serve_extras ORDER BY placekey`);
-    expect(rows).to.deep.equal([
-      { placekey: KEYS[0], core_x: true, week: true },
-      { placekey: KEYS[1], core_x: true, week: true },
-      { placekey: KEYS[2], core_x: true, week: false },
-    ].sort((a, b) => a.placekey!.localeCompare(b.placekey!)));
+  it('the version file holds the typed tables alone, only core\'s key indexed (no JSON serving tables)', async () => {
+    const tables = await readAll(versions.intact.file, `SELECT table_name FROM duckdb_tables() ORDER BY table_name`);
+    expect(tables.map((t) => t['table_name'])).to.deep.equal(['monthly_patterns', 'places_core', 'places_geometry', 'source_files',
+      'version_files', 'version_info', 'version_partitions', 'version_quality', 'weekly_patterns']);
+    const indexes = await readAll(versions.intact.file, `SELECT table_name, is_unique, expressions FROM duckdb_indexes() ORDER BY table_name`);
+    expect(indexes).to.deep.equal([{ table_name: 'places_core', is_unique: true, expressions: '[placekey]' }]);
   });
 
-  it('other columns are read from serve_extras: values changed there are what the API answers, beside the spec fields from serve_places', async () => {
+  it('other columns are read from the typed tables: values changed there are what the API answers, beside the spec fields from the look-up store', async () => {
     const res = await postGraphql(versions.altered.server!.url, {
       query: LOOKUP('placedata_core { city latitude longitude } placedata_weekly_patterns(date: "2022-04-18") { raw_visit_counts device_type median_dwell }'),
       variables: { k: [KEYS[0], KEYS[1]] },
     });
     expect(res.body).to.deep.equal({
       data: { batch_lookup: [
-        { placekey: KEYS[0], placedata_core: { city: 'Springfield', latitude: 1.5, longitude: -71.25 }, placedata_weekly_patterns: { raw_visit_counts: 70, device_type: { android: 20, ios: 18, altered: 1 }, median_dwell: 33 } },
+        { placekey: KEYS[0], placedata_core: { city: 'Springfield', latitude: 1.5, longitude: -71.25 }, placedata_weekly_patterns: { raw_visit_counts: 1, device_type: { android: 20, ios: 18 }, median_dwell: 99 } },
         { placekey: KEYS[1], placedata_core: { city: 'Trenton', latitude: 40.125, longitude: -74.0625 }, placedata_weekly_patterns: { raw_visit_counts: 7, device_type: { android: 4 }, median_dwell: null } },
       ] },
       extensions: { row_count: 2, version_date: versions.altered.label },
     });
+    // The spec's query alone is the store's: the typed tables' change does not reach it.
+    const spec = await postGraphql(versions.altered.server!.url, { query: SPEC_QUERY, variables: { k: KEYS.slice(0, 3) } });
+    expect(spec.body).to.deep.equal({ data: { batch_lookup: SPEC_ANSWER }, extensions: { row_count: 3, version_date: versions.altered.label } });
   });
 
-  it('the spec\'s queries read only serve_places: a version without serve_extras answers them exactly as the intact one', async () => {
-    for (const name of ['intact', 'dropped'] as const) {
-      const res = await postGraphql(versions[name].server!.url, { query: SPEC_QUERY, variables: { k: KEYS.slice(0, 3) } });
-      expect(res.body, name).to.deep.equal({ data: { batch_lookup: SPEC_ANSWER }, extensions: { row_count: 3, version_date: versions[name].label } });
+  it('a look-up store built with LOOKUP_STORE_EXTRAS answers the other columns too: the typed tables\' change shows only with the stores off', async () => {
+    const query = LOOKUP('placedata_core { city latitude } placedata_weekly_patterns(date: "2022-04-18") { raw_visit_counts median_dwell }');
+    const stored = await postGraphql(versions.whole.server!.url, { query, variables: { k: [KEYS[0]] } });
+    expect(stored.body).to.deep.equal({
+      data: { batch_lookup: [{ placekey: KEYS[0], placedata_core: { city: 'Springfield', latitude: 42.5 }, placedata_weekly_patterns: { raw_visit_counts: 70, median_dwell: 33 } }] },
+      extensions: { row_count: 1, version_date: versions.whole.label },
+    });
+    const off = await serve('whole', { LOOKUP_STORES: 'false' });
+    try {
+      const typed = await postGraphql(off.url, { query, variables: { k: [KEYS[0]] } });
+      expect(typed.body).to.deep.equal({
+        data: { batch_lookup: [{ placekey: KEYS[0], placedata_core: { city: 'Springfield', latitude: 1.5 }, placedata_weekly_patterns: { raw_visit_counts: 1, median_dwell: 99 } }] },
+        extensions: { row_count: 1, version_date: versions.whole.label },
+      });
+    } finally {
+      await off.close();
     }
   });
 
-  it('a field beyond the spec reads serve_extras: without it, that request fails (INTERNAL_SERVER_ERROR) and the spec-only one beside it does not', async () => {
-    const res = await postGraphql(versions.dropped.server!.url, { query: LOOKUP('placedata_core { city latitude }'), variables: { k: [KEYS[0]] } });
+  it('the spec\'s queries read only the look-up store: a version without other columns answers them exactly as the intact one, and the others as null', async () => {
+    for (const name of ['intact', 'dropped', 'whole'] as const) {
+      const res = await postGraphql(versions[name].server!.url, { query: SPEC_QUERY, variables: { k: KEYS.slice(0, 3) } });
+      expect(res.body, name).to.deep.equal({ data: { batch_lookup: SPEC_ANSWER }, extensions: { row_count: 3, version_date: versions[name].label } });
+    }
+    const res = await postGraphql(versions.dropped.server!.url, { query: LOOKUP('placedata_core { city latitude phone_number } placedata_weekly_patterns(date: "2022-04-18") { median_dwell poi_cbg }'), variables: { k: [KEYS[0]] } });
     expect(res.body).to.deep.equal({
-      errors: [{ message: 'Internal server error', path: ['batch_lookup'], extensions: { code: 'INTERNAL_SERVER_ERROR' } }],
-      data: { batch_lookup: null },
-      extensions: { row_count: 0, version_date: versions.dropped.label },
+      data: { batch_lookup: [{ placekey: KEYS[0], placedata_core: { city: 'Springfield', latitude: null, phone_number: '14135550100' }, placedata_weekly_patterns: { median_dwell: null, poi_cbg: '250138011001' } }] },
+      extensions: { row_count: 1, version_date: versions.dropped.label },
     });
-    const spec = await postGraphql(versions.dropped.server!.url, { query: LOOKUP('placedata_core { city }'), variables: { k: [KEYS[0]] } });
-    expect(spec.body).to.deep.equal({ data: { batch_lookup: [{ placekey: KEYS[0], placedata_core: { city: 'Springfield' } }] }, extensions: { row_count: 1, version_date: versions.dropped.label } });
-  });
-});
-
-describe('serving tables: serve_places is stored uncompressed, serve_extras compressed', () => {
-  let dir: string;
-  let file: string;
-
-  before(async () => {
-    dir = await makeTempDir('extras-storage');
-    const drop = await generateDrop({ pois: 3000, weeks: 1, out: path.join(dir, 'drop'), format: 'csv.gz', seed: 7 });
-    const config = testConfig(path.join(dir, 'data'));
-    const label = (await loadDrop({ dataDir: config.dataDir, inputs: drop, month: '2022-01', settings: buildSettingsOf(config) })).label;
-    file = versionFilePath(config.dataDir, label);
-  });
-
-  after(async () => {
-    await removeDir(dir);
-  });
-
-  it('each document column\'s segments: serve_places only Uncompressed (or Constant), serve_extras FSST', async () => {
-    const rows = await readAll(file, `SELECT 'serve_places' AS t, column_name, list(DISTINCT compression ORDER BY compression) AS c FROM pragma_storage_info('serve_places') WHERE segment_type = 'VARCHAR' GROUP BY ALL
-      UNION ALL SELECT 'serve_extras', column_name, list(DISTINCT compression ORDER BY compression) FROM pragma_storage_info('serve_extras') WHERE segment_type = 'VARCHAR' GROUP BY ALL
-      ORDER BY 1, 2`);
-    // serve_extras' key column is left to DuckDB's own choice (FSST or not, by the data); its documents are what must be compressed.
-    expect(rows.filter((r) => !(r['t'] === 'serve_extras' && r['column_name'] === 'placekey'))).to.deep.equal([
-      { t: 'serve_extras', column_name: 'core_x', c: ['FSST'] },
-      { t: 'serve_extras', column_name: 'x20220103', c: ['FSST'] },
-      { t: 'serve_places', column_name: 'core', c: ['Uncompressed'] },
-      { t: 'serve_places', column_name: 'placekey', c: ['Uncompressed'] },
-      { t: 'serve_places', column_name: 'w20220103', c: ['Uncompressed'] },
-    ]);
   });
 });

@@ -1,0 +1,116 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { LookupStoreFormat } from '../../shared/lookup-store-format.ts';
+import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
+import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekColumn, weekExtrasColumn } from '../../shared/version-documents.ts';
+import { TABLES } from '../../shared/version-schema.ts';
+
+/**
+ * About this many documents (a core, a week's or a month's row) per placekey range: a range's
+ * statement holds its documents, sorted, in memory (all weeks at once failed at 1M POIs x 4 weeks
+ * under a 1GB limit). Weeks with every column are several KB of JSON.
+ */
+const DOCUMENTS_PER_RANGE = 100_000;
+/** Past this many weeks a range's statement runs on one thread (see writeRecords). */
+const WIDE_WEEKS = 64;
+
+export type Range = { readonly lo: string | null; readonly hi: string | null };
+
+/** What a file's look-up store holds, and the statement that makes its records a placekey range at a time. */
+export interface StorePlan {
+  readonly format: LookupStoreFormat;
+  /** Format 3 with `extras`: the store holds every document a look-up of its file reads. */
+  readonly whole: boolean;
+  /** Records (placekeys of any of the file's product tables). */
+  readonly rows: number;
+  /** `places`' columns: `core`, then `w<YYYYMMDD>` for each of the file's weeks. */
+  readonly columns: readonly string[];
+  /** Format 3, `extras`' columns: `core_x`, `geometry`, `x<YYYYMMDD>`, `m<YYYYMM>`, those the file has documents for. */
+  readonly extraColumns: readonly string[];
+  /** Placekey ranges in order, together every key. */
+  readonly ranges: readonly Range[];
+  /** Whether the file has so many weeks that a range's statement runs on one thread. */
+  readonly wide: boolean;
+  /** A range's statement: placekey, then `columns`' and `extraColumns`' documents, sorted by placekey. */
+  select(range: Range): string;
+}
+
+async function rowsOf(conn: DuckDBConnection, sql: string, params: Record<string, string> = {}): Promise<Record<string, unknown>[]> {
+  return (await conn.runAndReadAll(sql, params)).getRowObjectsJS() as Record<string, unknown>[];
+}
+
+async function columnsOf(conn: DuckDBConnection, table: string): Promise<string[]> {
+  return (await rowsOf(conn, `SELECT column_name FROM duckdb_columns()
+    WHERE database_name = current_database() AND schema_name = 'main' AND table_name = $table ORDER BY column_index`, { table }))
+    .map((r) => String(r['column_name']));
+}
+
+async function periods(conn: DuckDBConnection, table: string, column: string): Promise<string[]> {
+  return (await rowsOf(conn, `SELECT DISTINCT strftime(${column}, '%Y-%m-%d') AS p FROM ${table} ORDER BY p`)).map((r) => String(r['p']));
+}
+
+function rangeFilter({ lo, hi }: Range): string {
+  return [lo === null ? null : `placekey >= ${quoteLiteral(lo)}`, hi === null ? null : `placekey < ${quoteLiteral(hi)}`].filter(Boolean).join(' AND ') || 'true';
+}
+
+/**
+ * The plan of a file's look-up store: `places` always; with `extras` (format 3 only) every other
+ * document too. The file's tables hold
+ * only its own partitions (schema 5 on), so its store holds only its own documents.
+ */
+export async function storePlan(conn: DuckDBConnection, format: LookupStoreFormat, extras: boolean): Promise<StorePlan> {
+  const whole = format === 3 && extras;
+  const core = await columnsOf(conn, TABLES.core);
+  const weekly = await columnsOf(conn, TABLES.weekly);
+  const monthly = await columnsOf(conn, TABLES.monthly);
+  const geometry = await columnsOf(conn, TABLES.geometry);
+  const weeks = await periods(conn, TABLES.weekly, 'week_start');
+  const months = whole ? await periods(conn, TABLES.monthly, 'month_start') : [];
+  const weekExtras = whole && hasWeekExtras(weekly);
+  const coreExtras = whole && hasCoreExtras(core);
+  const withGeometry = whole && geometry.length > 1;
+  const columns = [DOCUMENT.core, ...weeks.map(weekColumn)];
+  const extraColumns = [...(coreExtras ? [DOCUMENT.coreExtras] : []), ...(withGeometry ? [DOCUMENT.geometry] : []),
+    ...(weekExtras ? weeks.map(weekExtrasColumn) : []), ...months.map(monthColumn)];
+
+  const keys = (filter: string) => [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry]
+    .map((t) => `SELECT placekey FROM ${t} WHERE ${filter}`).join(' UNION ');
+  const rows = Number((await rowsOf(conn, `SELECT count(*)::BIGINT AS n FROM (${keys('true')})`))[0]!['n']);
+  const documents = rows + Number((await rowsOf(conn, `SELECT (SELECT count(*) FROM ${TABLES.weekly}) + (SELECT count(*) FROM ${TABLES.monthly}) AS n`))[0]!['n']);
+  const slices = Math.max(1, Math.ceil(documents / DOCUMENTS_PER_RANGE));
+  const bounds = slices === 1 || rows === 0 ? [] : [...new Set((await rowsOf(conn,
+    `SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM (${keys('true')})`))
+    .map((r) => String(r['b'])))];
+  const ranges = [null, ...bounds].map((lo, i) => ({ lo, hi: bounds[i] ?? null }));
+
+  const at = (column: string, day: string) => `${column} = DATE ${quoteLiteral(day)}`;
+  const select = (range: Range): string => {
+    const where = rangeFilter(range);
+    const ctes = [`k AS (${keys(where)})`,
+      `c AS (SELECT placekey, ${documentSql.core()} AS d, ${coreExtras ? documentSql.coreExtras(core) : 'NULL::VARCHAR'} AS x FROM ${TABLES.core} WHERE ${where})`];
+    const joins = ['LEFT JOIN c USING (placekey)'];
+    const out = ['k.placekey', 'c.d'];
+    if (weeks.length) {
+      // Each row's documents are made once, then picked per week (a FILTER per week over the same rows).
+      ctes.push(`wd AS (SELECT placekey, week_start, ${documentSql.week()} AS d${weekExtras ? `, ${documentSql.weekExtras(weekly)} AS x` : ''} FROM ${TABLES.weekly} WHERE ${where})`);
+      ctes.push(`w AS (SELECT placekey, ${[...weeks.map((wk) => `first(d) FILTER (WHERE ${at('week_start', wk)}) AS ${quoteIdent(weekColumn(wk))}`),
+        ...(weekExtras ? weeks.map((wk) => `first(x) FILTER (WHERE ${at('week_start', wk)}) AS ${quoteIdent(weekExtrasColumn(wk))}`) : [])].join(', ')} FROM wd GROUP BY placekey)`);
+      joins.push('LEFT JOIN w USING (placekey)');
+      out.push(...weeks.map((wk) => `w.${quoteIdent(weekColumn(wk))}`));
+    }
+    if (coreExtras) out.push('c.x');
+    if (withGeometry) {
+      ctes.push(`g AS (SELECT placekey, ${documentSql.geometry(geometry)} AS d FROM ${TABLES.geometry} WHERE ${where})`);
+      joins.push('LEFT JOIN g USING (placekey)');
+      out.push('g.d');
+    }
+    if (weekExtras) out.push(...weeks.map((wk) => `w.${quoteIdent(weekExtrasColumn(wk))}`));
+    if (months.length) {
+      ctes.push(`md AS (SELECT placekey, month_start, ${documentSql.month(monthly)} AS d FROM ${TABLES.monthly} WHERE ${where})`);
+      ctes.push(`m AS (SELECT placekey, ${months.map((mo) => `first(d) FILTER (WHERE ${at('month_start', mo)}) AS ${quoteIdent(monthColumn(mo))}`).join(', ')} FROM md GROUP BY placekey)`);
+      joins.push('LEFT JOIN m USING (placekey)');
+      out.push(...months.map((mo) => `m.${quoteIdent(monthColumn(mo))}`));
+    }
+    return `WITH ${ctes.join(',\n')}\nSELECT ${out.join(', ')} FROM k ${joins.join(' ')} ORDER BY k.placekey`;
+  };
+  return { format, whole, rows, columns, extraColumns, ranges, wide: weeks.length > WIDE_WEEKS, select };
+}
