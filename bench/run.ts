@@ -17,6 +17,7 @@ import { readPointer } from '../shared/pointer.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
 import { executorsPart } from './executors.ts';
 import { qualityLines, qualityPart } from './quality.ts';
+import { writeResultsMarkdown } from './results-markdown.ts';
 
 const run = promisify(execFile);
 const SEED = 1;
@@ -268,7 +269,7 @@ async function main(o: Options): Promise<void> {
   // Written after each part, so a part that fails later loses nothing already measured.
   const save = async () => {
     await writeFile('bench/results.json', JSON.stringify(results, null, 2) + '\n');
-    await writeFile('bench/RESULTS.md', renderResults(results));
+    await writeResultsMarkdown('bench/RESULTS.md', renderResults(results));
     log('wrote bench/RESULTS.md and bench/results.json');
   };
   if (o.parts.includes('ingest')) {
@@ -771,6 +772,6 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
-  .action(async (x) => x.render ? writeFile('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
+  .action(async (x) => x.render ? writeResultsMarkdown('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
     licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
 await cli.parseAsync(process.argv);
