@@ -5,7 +5,7 @@
  * and renders, from both parts' figures, the disk, load, CPU and memory ratios with their targets.
  */
 import { execFile } from 'node:child_process';
-import { stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { readPointer } from '../shared/pointer.ts';
@@ -23,8 +23,10 @@ export interface StoreFigures {
   readonly label: string;
   /** The version file: its size and the blocks of it in use. */
   readonly version_file: DatabaseSize;
-  /** The version's look-up store: its size, and what the file system allocated for it. */
+  /** The version's look-up store: its size, and what the file system allocated for it (0 and 0 for a version without one). */
   readonly lookup_store: { readonly file_bytes: number; readonly allocated_bytes: number };
+  /** Any other file named after the version (its facts, parts a later format may add), with its bytes. */
+  readonly other_files: Record<string, number>;
   /** Everything in the data folder after the load (records, proofs and the pointer besides the two files), as `du -sb` counts it. */
   readonly data_folder_bytes: number;
   readonly csv_gz_bytes: number;
@@ -41,11 +43,15 @@ async function sizeOf(files: readonly string[]): Promise<number> {
 export async function storePart(o: { pois: number; weeks: number }, dataDir: string, csvGz: readonly string[], parquet: readonly string[]): Promise<StoreFigures> {
   const label = await readPointer(dataDir);
   if (label === null) throw new Error(`${dataDir} serves no version: the store part measures the ingest part's load`);
-  const lookup = await stat(path.join(dataDir, `${label}${PART_SUFFIX.lookup}`));
+  const [file, store] = [fileNameOf(label), `${label}${PART_SUFFIX.lookup}`];
+  const lookup = await stat(path.join(dataDir, store)).catch(() => null);
+  const others: Record<string, number> = {};
+  for (const name of (await readdir(dataDir)).filter((n) => n.startsWith(label) && n !== file && n !== store).sort()) others[name] = (await stat(path.join(dataDir, name))).size;
   return {
     pois: o.pois, weeks: o.weeks, label,
-    version_file: await databaseSize(path.join(dataDir, fileNameOf(label))),
-    lookup_store: { file_bytes: lookup.size, allocated_bytes: lookup.blocks * 512 },
+    version_file: await databaseSize(path.join(dataDir, file)),
+    lookup_store: { file_bytes: lookup?.size ?? 0, allocated_bytes: (lookup?.blocks ?? 0) * 512 },
+    other_files: others,
     data_folder_bytes: Number((await run('du', ['-sb', '--', dataDir])).stdout.split('\t')[0]),
     csv_gz_bytes: await sizeOf(csvGz), parquet_bytes: await sizeOf(parquet),
   };
@@ -112,10 +118,11 @@ export function storeLines(r: Record<string, any>): string[] {
   const [s, i] = [r.store as StoreFigures | undefined, r.ingest];
   if (!s || !i?.ours_csv?.steps || !i.raw_csv?.db) return [];
   const writeParquet = byPhase(i.ours_parquet.steps).get('write') ?? { wall_s: 0, cpu_s: 0 };
+  const others = Object.entries(s.other_files ?? {});
   return ['', `## A version against DuckDB's own tables: disk, load, CPU, memory (issue 30; ${s.pois} POIs x ${s.weeks} weeks, every column; the ingest and store parts, ${r.parts_run?.store ?? ''})`, '',
     `Command: \`npm run bench -- --parts ingest,store --pois ${s.pois} --weeks ${s.weeks}\` (drop: \`npm run gen\`, seed 1). Ours: \`DATA_DIR=<fresh> placedata load <files> --month 2022-01 --timings --json\` under /usr/bin/time, its process's CPU read from /proc at each progress line (bench/staged-load.ts), DUCKDB_MEMORY_LIMIT ${i.memory_limit}, DUCKDB_THREADS ${i.threads ?? 'DuckDB\'s choice'}. DuckDB's: \`node bench/raw-load.ts <file> <files>\`: CREATE TABLE AS SELECT * FROM read_csv / read_parquet of the same files (types detected) into a fresh file, CHECKPOINT (memory_limit 1GB, every core). ${r.machine?.cpus ?? 2} cores, shared; the load average after each load is in the table.`, '',
     ...ratioRows(s, i),
-    '', `- Disk beyond the two files: the data folder holds ${mb(s.data_folder_bytes)} MB in all (${ratio(s.data_folder_bytes, s.csv_gz_bytes)}x the csv.gz). The version file has ${mb(s.version_file.free_bytes)} MB of free blocks; the look-up store's allocated size is ${mb(s.lookup_store.allocated_bytes)} MB. The drop as Parquet: ${mb(s.parquet_bytes)} MB; DuckDB's CTAS of it: ${mb(i.raw_parquet.db.file_bytes)} MB.`,
+    '', `- Disk beyond the two files: ${others.length ? `the version's other files ${others.map(([n, b]) => `${n} ${b} bytes`).join(', ')}; ` : ''}the data folder holds ${mb(s.data_folder_bytes)} MB in all (${ratio(s.data_folder_bytes, s.csv_gz_bytes)}x the csv.gz). The version file has ${mb(s.version_file.free_bytes)} MB of free blocks; the look-up store's allocated size is ${mb(s.lookup_store.allocated_bytes)} MB. The drop as Parquet: ${mb(s.parquet_bytes)} MB; DuckDB's CTAS of it: ${mb(i.raw_parquet.db.file_bytes)} MB.`,
     `- The write stage of the Parquet load: CPU ${writeParquet.cpu_s.toFixed(2)} s / wall ${writeParquet.wall_s.toFixed(2)} s = ${ratio(writeParquet.cpu_s, writeParquet.wall_s)}.`,
     '', 'How each load\'s time splits: a step runs from its progress line (`placedata load --timings`) to the next; `start` is the process\'s start, listing, opening and hashing the drop; `done` runs to the process\'s end. CPU counts every thread of the load\'s process.', '',
     '| step | csv.gz: from s | share of wall | wall s | CPU s | CPU / wall | Parquet: wall s | CPU s | CPU / wall |', '|---|---|---|---|---|---|---|---|---|',
