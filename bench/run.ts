@@ -38,7 +38,7 @@ interface Options {
   executors: { pois: number; rounds: number };
 }
 
-const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'stores', 'publish', 'history', 'rejects', 'executors', 'quality'];
+const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'publish', 'history', 'rejects', 'executors', 'quality'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -269,7 +269,7 @@ async function main(o: Options): Promise<void> {
     parts_run: { ...((all ? {} : previous['parts_run']) as Record<string, string> | undefined), ...Object.fromEntries(o.parts.map((p) => [p, `${new Date().toISOString()} (commit ${commit})`])) },
   };
   // The default-scale drop and version, for the parts that measure them.
-  const needsMain = ['ingest', 'lookups', 'stores', 'publish'].some((p) => o.parts.includes(p));
+  const needsMain = ['ingest', 'lookups', 'publish'].some((p) => o.parts.includes(p));
   const files = needsMain ? await dataset(o, o.pois, o.weeks) : [];
   const mainData = path.join(o.work, 'data-main');
   // Written after each part, so a part that fails later loses nothing already measured.
@@ -290,10 +290,6 @@ async function main(o: Options): Promise<void> {
   if (o.parts.includes('scaling')) {
     // Only look-ups measured in this same invocation stand in for the default-scale point.
     results['scaling'] = await scalingPart(o, (o.parts.includes('lookups') ? results['lookups'] ?? [] : []) as LookupRow[]);
-    await save();
-  }
-  if (o.parts.includes('stores')) {
-    results['stores'] = await storesPart(o, mainData);
     await save();
   }
   if (o.parts.includes('publish')) {
@@ -324,21 +320,6 @@ async function main(o: Options): Promise<void> {
     results['quality'] = await qualityPart({ work: o.work, pois: o.pois, weeks: o.weeks, reps: 3 }, await dataset(o, o.pois, o.weeks), log);
     await save();
   }
-}
-
-/**
- * Issue 18's comparison: the lookup file the web process read before (bench/lookup-file/) against
- * the lmdb look-up store, both built from the default-scale version file in the same run, each
- * measured in a process of its own, alternating (bench/lookup-stores.ts).
- */
-async function storesPart(o: Options, mainData: string): Promise<Record<string, unknown>> {
-  const work = path.join(o.work, 'lookup-stores-run');
-  await rm(work, { recursive: true, force: true });
-  log('stores: the lookup file against the lmdb store (bench/lookup-stores.ts)');
-  await run(process.execPath, ['bench/lookup-stores.ts', '--data', mainData, '--work', work, '--rounds', '3'], { maxBuffer: 64 * 1024 * 1024 });
-  const full = JSON.parse(await readFile(path.join(work, 'results.json'), 'utf8')) as Record<string, unknown>;
-  const { measured: _measured, ...summary } = full;
-  return summary;
 }
 
 /**
@@ -725,7 +706,10 @@ function renderExecutors(x: any, ran: string, ratio: (a: number, b: number) => s
   return lines;
 }
 
-/** The stores part: the lookup file against lmdb, from one version file, in one run. */
+/**
+ * The stores part's figures as an earlier run left them (the part measured the lookup file against
+ * lmdb; it read `serve_places`, gone with schema 6, and was removed with it).
+ */
 function renderStores(x: any): string[] {
   const l = x.lookups;
   const q = x.ratios_lmdb_to_lookup_file;
@@ -796,7 +780,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, store (with ingest), lookups, scaling, stores, publish, history, rejects, executors, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, store (with ingest), lookups, scaling, publish, history, rejects, executors, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--licence-alone <list>', 'history part: which drops (1-based) are also loaded alone, to compare, or all', 'all')
   .option('--reuse-history', 'history part: measure the look-ups on the history an earlier run built (and its loads\' figures), if there is one')

@@ -5,11 +5,15 @@ import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekC
 import { TABLES } from '../../shared/version-schema.ts';
 
 /**
- * About this many documents (a core, a week's or a month's row) per placekey range: a range's
- * statement holds its documents, sorted, in memory (all weeks at once failed at 1M POIs x 4 weeks
- * under a 1GB limit). Weeks with every column are several KB of JSON.
+ * Memory limit bytes per document (a core, a week's or a month's row) of a placekey range: a
+ * range's statement holds its documents, sorted, in memory, two ranges at a time (all weeks at
+ * once failed at 1M POIs x 4 weeks under a 1GB limit; weeks with every column are several KB of
+ * JSON). The default 768MB limit makes ranges of about 100k documents.
  */
-const DOCUMENTS_PER_RANGE = 100_000;
+const LIMIT_BYTES_PER_DOCUMENT = 8192;
+const MIN_DOCUMENTS_PER_RANGE = 2_000;
+const MAX_DOCUMENTS_PER_RANGE = 100_000;
+const IEC: Readonly<Record<string, number>> = { bytes: 1, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 };
 /** Past this many weeks a range's statement runs on one thread (see writeRecords). */
 const WIDE_WEEKS = 64;
 
@@ -48,6 +52,14 @@ async function periods(conn: DuckDBConnection, table: string, column: string): P
   return (await rowsOf(conn, `SELECT DISTINCT strftime(${column}, '%Y-%m-%d') AS p FROM ${table} ORDER BY p`)).map((r) => String(r['p']));
 }
 
+/** Documents per range under the connection's memory limit (DuckDB prints it as `732.4 MiB`). */
+async function documentsPerRange(conn: DuckDBConnection): Promise<number> {
+  const limit = String((await rowsOf(conn, `SELECT current_setting('memory_limit') AS m`))[0]!['m']);
+  const m = /^([\d.]+) (bytes|KiB|MiB|GiB|TiB)$/.exec(limit);
+  const bytes = m === null ? 768 * IEC['MiB']! : Number(m[1]) * IEC[m[2]!]!;
+  return Math.min(MAX_DOCUMENTS_PER_RANGE, Math.max(MIN_DOCUMENTS_PER_RANGE, Math.floor(bytes / LIMIT_BYTES_PER_DOCUMENT)));
+}
+
 function rangeFilter({ lo, hi }: Range): string {
   return [lo === null ? null : `placekey >= ${quoteLiteral(lo)}`, hi === null ? null : `placekey < ${quoteLiteral(hi)}`].filter(Boolean).join(' AND ') || 'true';
 }
@@ -76,7 +88,7 @@ export async function storePlan(conn: DuckDBConnection, format: LookupStoreForma
     .map((t) => `SELECT placekey FROM ${t} WHERE ${filter}`).join(' UNION ');
   const rows = Number((await rowsOf(conn, `SELECT count(*)::BIGINT AS n FROM (${keys('true')})`))[0]!['n']);
   const documents = rows + Number((await rowsOf(conn, `SELECT (SELECT count(*) FROM ${TABLES.weekly}) + (SELECT count(*) FROM ${TABLES.monthly}) AS n`))[0]!['n']);
-  const slices = Math.max(1, Math.ceil(documents / DOCUMENTS_PER_RANGE));
+  const slices = Math.max(1, Math.ceil(documents / await documentsPerRange(conn)));
   const bounds = slices === 1 || rows === 0 ? [] : [...new Set((await rowsOf(conn,
     `SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM (${keys('true')})`))
     .map((r) => String(r['b'])))];

@@ -251,7 +251,7 @@ describe('corrupt drops: each refused with a clear report, the served version un
       await mkdir(tempDir);
       mountTmpfs(tempDir, '2m');
       // A memory limit low enough that staging 120k weekly rows must spill to the 2 MB temp disk.
-      const small = { ...settings(), memoryLimit: '100MB', threads: 1, tempDir };
+      const small = { ...settings(), memoryLimit: '60MB', threads: 1, tempDir };
       const err = await loadDrop({ dataDir, inputs: [drop], month: '2022-05', settings: small }).then(() => null, (e: unknown) => e) as { code: string; message: string } | null;
       refused++;
       expect(err?.code, err?.message).to.equal('RESOURCE_EXHAUSTED');

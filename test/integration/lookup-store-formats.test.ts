@@ -52,7 +52,7 @@ describe('look-up store formats: a store of either format answers what its file 
     }
   });
 
-  it('a history begun by an earlier release (its store of format 1) and continued by this one (format 2) answers every field of every POI and week as DuckDB does, and so does the earlier version rolled back to', async () => {
+  it('a history begun by an earlier release (its store of format 1) and continued by this one (format 3) answers every field of every POI and week as DuckDB does, and so does the earlier version rolled back to', async () => {
     const dataDir = path.join(dir, 'history');
     const pois = 400;
     const load = async (i: number, firstWeek: string, month: string) => {
@@ -71,7 +71,7 @@ describe('look-up store formats: a store of either format answers what its file 
       formats[label] = store.format;
       await store.close();
     }
-    expect(formats).to.deep.equal({ [first]: 1, [second]: 2 });
+    expect(formats).to.deep.equal({ [first]: 1, [second]: 3 });
     const keys = [...Array.from({ length: pois }, (_, i) => poiOf(44, i).placekey), ...Array.from({ length: 30 }, (_, i) => poiOf(44, pois + i).placekey)];
     const served = async (label: string, weeks: readonly string[]) => {
       const query = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { ${CORE_FIELDS} }

@@ -13,6 +13,7 @@ import { LookupStore } from '../../api/lookup/lookup-store.ts';
 import { StoreReadThreads } from '../../api/lookup/store-read-threads.ts';
 import { lmdbPages } from '../helpers/lmdb-pages.ts';
 import { LOOKUP_STORE_FORMAT } from '../../shared/lookup-store-format.ts';
+import { HEAD_BYTES } from '../../shared/lookup-store-head.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
@@ -95,13 +96,17 @@ describe('look-ups that read several files\' stores, the older read on a read th
   }
 
   it('the older store damaged while it serves (a document of the week asked, the key in a record): the read thread\'s refusal sends the version to DuckDB, logged and counted, every answer right', async () => {
-    const victim = poiOf(SEED, 40).placekey;
     const file = await readFile(original);
     const label = path.basename(olderStore, '.lookup');
-    // The victim's record as lmdb stores it (format 2: compressed); its key is among the LZ4
-    // stream's first literals, and an LZ4 stream always ends with literals: the last byte of the
-    // record, which is the last byte of its last document (w20220110, column 2 of this file).
-    const value = lmdbPages(file).tree.filter((p) => p.db === 'places' && p.kind === 'leaf').flatMap((p) => p.leafNodes).find((n) => n.keyText === victim)!.value;
+    // A victim asked for whose record lies past the store's head (damage there is refused when a
+    // read thread opens the store, before any read): its record as lmdb stores it (compressed);
+    // its key is among the LZ4 stream's first literals, and an LZ4 stream always ends with
+    // literals: the last byte of the record, which is the last byte of its last document
+    // (w20220110, column 2 of this file).
+    const nodes = lmdbPages(file).tree.filter((p) => p.db === 'places' && p.kind === 'leaf').flatMap((p) => p.leafNodes);
+    const hasOld = (k: string) => (reference.data.batch_lookup as unknown as { placekey: string; old: unknown }[]).find((e) => e.placekey === k)?.old != null;
+    const victim = keys.slice(0, 50).find((k) => hasOld(k) && (nodes.find((n) => n.keyText === k)?.value.at ?? 0) >= HEAD_BYTES)!;
+    const value = nodes.find((n) => n.keyText === victim)!.value;
     const docAt = value.at + value.length - 1;
     const recordAt = file.indexOf(Buffer.from([LOOKUP_STORE_FORMAT, victim.length, ...Buffer.from(victim, 'latin1')]), value.at);
     expect([file[value.at], recordAt > value.at && recordAt < value.at + 16, String.fromCharCode(file[docAt]!)]).to.deep.equal([254, true, '}']);
