@@ -8,7 +8,7 @@ import { PRODUCTS, productTableDdl, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type
 import { buildInstanceOptions } from './build-instance-options.ts';
 import { checkProduct, keySql } from '../drop/check-product.ts';
 import { inspectDrop, type DropFile } from '../drop/drop-files.ts';
-import type { DropIdentity } from '../drop/drop-id.ts';
+import type { DropIdentity, ReadDrop } from '../drop/drop-id.ts';
 import type { OpenedFile } from '../drop/open-drop.ts';
 import type { LoadReport, Product, ProductReport } from '../drop/load-report.ts';
 import { collectInvalidPlacekeys } from '../drop/invalid-placekeys.ts';
@@ -50,8 +50,8 @@ export interface BuildInput {
    * from its data). What it throws ends the build (the load's release order, see load-drop.ts).
    */
   readonly checkReleaseMonth?: (releaseMonth: string, source: LoadReport['release_month_source']) => void;
-  /** The drop's files and content identity (recorded so a retried job can tell it already published). */
-  readonly drop: DropIdentity;
+  /** The drop's files and content identity (recorded so a retried job can tell it already published), and each CSV file's header and records as read. */
+  readonly drop: ReadDrop;
   /** The drop's files as opened (ingest/drop/open-drop.ts), `drop.files[i]`'s at `i`: every read goes through them. */
   readonly sources: readonly OpenedFile[];
   readonly onProgress?: (progress: LoadProgress) => void;
@@ -134,7 +134,7 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
   try {
     const progress = input.onProgress ?? (() => undefined);
     progress({ phase: 'inspect', percent: 1 });
-    const files = await inspectDrop(conn, input.drop.files, input.sources, workDirOf(input.targetFile, settings));
+    const files = await inspectDrop(conn, input.drop, input.sources, workDirOf(input.targetFile, settings));
     const report = emptyReport(files, input.drop, settings.maxRejectShare);
     report.column_differences = columnDifferences(files);
     const layouts: Record<Product, ProductLayout> = {

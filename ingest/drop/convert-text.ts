@@ -77,11 +77,18 @@ function fromWindows1252(): Transform {
 /**
  * Writes a UTF-8 copy of a delivered text file (inflated when `gzip`) that is in another encoding,
  * for DuckDB's reader, which reads UTF-8 only. Every character is converted exactly (a byte order
- * mark is dropped); lines stay where they were, so line numbers still match.
+ * mark is dropped); lines stay where they were, so line numbers still match. `take` sees the copy's
+ * bytes as they are written (the header and records are read from them in the same pass).
  */
-export async function convertToUtf8(file: string, gzip: boolean, encoding: keyof typeof DECODER_LABEL, out: string): Promise<void> {
+export async function convertToUtf8(file: string, gzip: boolean, encoding: keyof typeof DECODER_LABEL, out: string, take?: (chunk: Buffer) => void): Promise<void> {
   const convert = encoding === 'windows-1252' ? fromWindows1252() : fromUtf16(encoding === 'utf-16be');
   const source = createReadStream(file, { highWaterMark: 1 << 20 });
-  const stages = gzip ? [source, createGunzip(), convert] : [source, convert];
-  await pipeline([...stages, createWriteStream(out)]);
+  const stages = gzip ? [source, createGunzip({ chunkSize: 1 << 20 }), convert] : [source, convert];
+  const tap = take ? [new Transform({
+    transform: (chunk: Buffer, _enc, done) => {
+      take(chunk);
+      done(null, chunk);
+    },
+  })] : [];
+  await pipeline([...stages, ...tap, createWriteStream(out)]);
 }

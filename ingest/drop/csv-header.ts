@@ -1,5 +1,3 @@
-import { createReadStream } from 'node:fs';
-import { createGunzip } from 'node:zlib';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /** How a CSV part is written: read from its own header line, so each part of a product may differ. */
@@ -58,40 +56,18 @@ function firstRecord(text: string, delimiter: string, atEnd: boolean): { fields:
   return { fields, newline: '\n' };
 }
 
-/** Reads the start of a (UTF-8) file, inflated when `gzip`, up to `max` bytes or its end. */
-async function head(file: string, gzip: boolean, max: number): Promise<{ text: string; atEnd: boolean }> {
-  const source = createReadStream(file, { highWaterMark: 64 * 1024 });
-  const stream = gzip ? source.pipe(createGunzip()) : source;
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let atEnd = true;
-  try {
-    for await (const chunk of stream) {
-      chunks.push(chunk as Buffer);
-      size += (chunk as Buffer).length;
-      if (size > max) {
-        atEnd = false;
-        break;
-      }
-    }
-  } finally {
-    source.destroy();
-    stream.destroy();
-  }
-  return { text: new TextDecoder('utf-8').decode(Buffer.concat(chunks).subarray(0, max + 1)), atEnd };
-}
-
 /**
  * The dialect and column names of a CSV part, from its header line: the delimiter is whichever of
  * `,` tab `;` `|` splits the header into the most fields (tab first for .tsv and .txt files), the
  * newline is the one ending the header. DuckDB then reads the part with exactly this dialect and
  * these columns (no sniffing, which one damaged row in its sample could mislead).
+ * @param text the file's first CSV_LIMITS.maxHeaderBytes + 1 bytes (fewer: all of it), decoded as
+ *   UTF-8 (ingest/drop/csv-text-scan.ts collects them in the pass that reads the file)
+ * @param atEnd whether `text` is the whole file
  * @param name the file's name as delivered, for messages
- * @param gzip whether `file` is gzipped (its name may not say: ingest/drop/open-drop.ts)
  * @throws AppError BAD_DROP when the header is over CSV_LIMITS or unreadable.
  */
-export async function readCsvHeader(file: string, name: string, gzip: boolean): Promise<CsvHeader> {
-  const { text, atEnd } = await head(file, gzip, CSV_LIMITS.maxHeaderBytes);
+export function parseCsvHeader(text: string, atEnd: boolean, name: string): CsvHeader {
   const body = text.replace(/^\uFEFF/, '');
   if (body.trim() === '') throw new AppError(ErrorCodes.BAD_DROP, `${name}: the file has no header row`);
   const order = /\.(tsv|txt)(\.gz)?$/i.test(name) ? ['\t', ...DELIMITERS.filter((d) => d !== '\t')] : DELIMITERS;

@@ -36,11 +36,16 @@ function countNewlines(chunk: Buffer, from: number, to: number): number {
 }
 
 /**
- * Splits a stream of bytes into records (RecordEnd, the way DuckDB's reader splits them), counting
- * them and noting those over the limit. A record without a quote is found with two native
- * searches; one with a quote is followed byte by byte. Holds nothing of the text.
+ * Splits a stream of (UTF-8, inflated) CSV bytes into records as DuckDB's reader splits them with
+ * the file's dialect (RecordEnd), counting them and noting those over `max` bytes (line ending
+ * included), at bounded memory: fed by the pass that reads each drop file once
+ * (ingest/drop/csv-text-scan.ts). DuckDB's own account falls short on long records (1.5.6,
+ * measured): a line over its 32 MB buffer is dropped without a word, a quoted value of 50 MB is
+ * reported at the line before it, and a quoted value over the limit spanning many lines is read
+ * as a reject per line. A record without a quote is found with two native searches; one with a
+ * quote is followed by RecordEnd. Holds nothing of the text.
  */
-class RecordScan {
+export class RecordScan {
   count = 0;
   readonly long: LongRecord[] = [];
   /** Offset of the current chunk's first byte. */
@@ -57,7 +62,7 @@ class RecordScan {
   private readonly crlf: boolean;
   private readonly max: number;
 
-  constructor(dialect: CsvDialect, max: number) {
+  constructor(dialect: CsvDialect, max: number = CSV_LIMITS.maxLineBytes) {
     this.crlf = dialect.newline === '\r\n';
     this.end = new RecordEnd(dialect.delimiter.charCodeAt(0), this.crlf);
     this.max = max;
@@ -121,19 +126,6 @@ function openText(file: string, gzip: boolean): Readable {
   const inflate = createGunzip({ chunkSize: 1 << 20 });
   source.on('error', (err) => inflate.destroy(err));
   return source.pipe(inflate);
-}
-
-/**
- * The records of a (UTF-8, maybe gzipped) CSV file, split as DuckDB splits them with the file's
- * dialect, and those over CSV_LIMITS.maxLineBytes (line ending included), in one streamed pass
- * at bounded memory. DuckDB's own account falls short on long records (1.5.6, measured): a line
- * over its 32 MB buffer is dropped without a word, a quoted value of 50 MB is reported at the
- * line before it, and a quoted value over the limit spanning many lines is read as a reject per line.
- */
-export async function csvRecords(file: string, gzip: boolean, dialect: CsvDialect, maxLineBytes: number = CSV_LIMITS.maxLineBytes): Promise<CsvRecords> {
-  const scan = new RecordScan(dialect, maxLineBytes);
-  for await (const chunk of openText(file, gzip)) scan.feed(chunk as Buffer);
-  return scan.finish();
 }
 
 /**

@@ -4,9 +4,10 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { convertToUtf8 } from './convert-text.ts';
-import { CSV_LIMITS, readCsvHeader, type CsvDialect } from './csv-header.ts';
-import { csvRecords, cutLongRecords, type CsvRecords } from './csv-records.ts';
-import type { DropFileDigest } from './drop-id.ts';
+import { CSV_LIMITS, type CsvDialect } from './csv-header.ts';
+import { cutLongRecords, type CsvRecords } from './csv-records.ts';
+import { CsvTextScan, type CsvText } from './csv-text-scan.ts';
+import type { ReadDrop } from './drop-id.ts';
 import { readFailure } from './load-failure.ts';
 import type { OpenedFile } from './open-drop.ts';
 import { needsConversion, type TextEncoding } from './text-encoding.ts';
@@ -200,13 +201,28 @@ export function productsOf(file: string, columns: ReadonlyMap<string, string>): 
 }
 
 /**
- * Sizes and classifies every file of a drop (as listed, opened and hashed: `sources[i]` is
- * `digests[i]`'s opened file). A CSV file in another encoding than UTF-8 is converted into
- * `workDir` first, and read from there.
+ * A CSV file's header and records: as the load's pass over the delivered bytes found them
+ * (`read`), or, for a file in another encoding than UTF-8, from the pass that converts it into
+ * `converted` (DuckDB then reads that copy).
  */
-export async function inspectDrop(conn: DuckDBConnection, digests: readonly DropFileDigest[], sources: readonly OpenedFile[], workDir: string): Promise<DropFile[]> {
+async function csvText(source: OpenedFile, name: string, encoding: TextEncoding, read: CsvText | null, converted: string): Promise<CsvText> {
+  if (!needsConversion(encoding)) {
+    if (!read) throw new Error(`${name}: the load's pass did not read the file's header and records`);
+    return read;
+  }
+  const scan = new CsvTextScan(name);
+  await convertToUtf8(source.readPath, /\.gz$/i.test(source.path), encoding, converted, (chunk) => scan.update(chunk));
+  return scan.result();
+}
+
+/**
+ * Sizes and classifies every file of a drop (as listed, opened and read once: `sources[i]` is
+ * `drop.files[i]`'s opened file, `drop.texts[i]` its header and records). A CSV file in another
+ * encoding than UTF-8 is converted into `workDir` first, and read from there.
+ */
+export async function inspectDrop(conn: DuckDBConnection, drop: ReadDrop, sources: readonly OpenedFile[], workDir: string): Promise<DropFile[]> {
   const files: DropFile[] = [];
-  for (const [index, digest] of digests.entries()) {
+  for (const [index, digest] of drop.files.entries()) {
     const file = digest.path;
     const source = sources[index]!;
     const name = path.basename(file);
@@ -221,17 +237,15 @@ export async function inspectDrop(conn: DuckDBConnection, digests: readonly Drop
     }
     const encoding = digest.encoding ?? 'utf-8';
     const gzip = /\.gz$/i.test(file);
-    let readPath = source.readPath;
-    let compression: DropFile['compression'] = gzip ? 'gzip' : 'none';
-    if (needsConversion(encoding)) {
-      readPath = path.join(workDir, `converted-${index}.csv`);
-      compression = 'none';
-      await convertToUtf8(source.readPath, gzip, encoding, readPath);
-    }
-    const header = await readCsvHeader(readPath, name, compression === 'gzip');
+    const converted = path.join(workDir, `converted-${index}.csv`);
+    const text = await csvText(source, name, encoding, drop.texts[index] ?? null, converted);
+    const readPath = needsConversion(encoding) ? converted : source.readPath;
+    const compression: DropFile['compression'] = gzip && readPath === source.readPath ? 'gzip' : 'none';
+    if (text.header instanceof AppError) throw text.header;
+    const header = text.header;
     const { columns, ignored } = columnMap(name, header.names, (i) => `c${i}`, (key) => key === '');
     const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
-    const cut = await withoutLongRecords(readPath, compression === 'gzip', readPath !== source.readPath, header.dialect, path.join(workDir, `cut-${index}.csv`));
+    const cut = await withoutLongRecords(readPath, compression === 'gzip', readPath !== source.readPath, header.dialect, text.records!, path.join(workDir, `cut-${index}.csv`));
     files.push({
       path: file, format, bytes, source, readPath: cut.readPath, compression: cut.readPath === readPath ? compression : 'none', records: cut.records,
       encoding, dialect: header.dialect, fieldCount: header.names.length,
@@ -242,15 +256,14 @@ export async function inspectDrop(conn: DuckDBConnection, digests: readonly Drop
 }
 
 /**
- * Splits a CSV file into records as DuckDB will (ingest/drop/csv-records.ts); when some are over
- * the line limit, DuckDB reads a copy in `out` without them (each one empty lines), and the load
- * reports them itself (ingest/drop/reader-rejects.ts `keepLongRecords`): DuckDB's reader drops a
- * line over its buffer without a word, misplaces a long quoted value, and reads a long quoted
- * value spanning lines as a reject per line, holding gigabytes. Costs one streamed pass over the
- * (inflated) text, and a copy only for a file with such a record.
+ * When some of a CSV file's records (as split in the pass that read it, ingest/drop/csv-records.ts)
+ * are over the line limit, DuckDB reads a copy in `out` without them (each one empty lines), and
+ * the load reports them itself (ingest/drop/reader-rejects.ts `keepLongRecords`): DuckDB's reader
+ * drops a line over its buffer without a word, misplaces a long quoted value, and reads a long
+ * quoted value spanning lines as a reject per line, holding gigabytes. The copy costs a second
+ * pass over the (inflated) text, only for a file with such a record.
  */
-async function withoutLongRecords(readPath: string, gzip: boolean, ownCopy: boolean, dialect: CsvDialect, out: string): Promise<{ readPath: string; records: CsvRecords }> {
-  const records = await csvRecords(readPath, gzip, dialect);
+async function withoutLongRecords(readPath: string, gzip: boolean, ownCopy: boolean, dialect: CsvDialect, records: CsvRecords, out: string): Promise<{ readPath: string; records: CsvRecords }> {
   if (records.long.length === 0) return { readPath, records };
   const long = await cutLongRecords(readPath, gzip, records.long, dialect.newline, out);
   // A converted copy is the build's own: the cut copy replaces it.

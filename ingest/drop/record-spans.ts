@@ -62,8 +62,16 @@ export class RecordEnd {
     this.textAfterQuote = false;
   }
 
-  /** The index in `chunk` of the newline ending the record, searching [from, to); -1 if it is not there. */
+  /**
+   * The index in `chunk` of the newline ending the record, searching [from, to); -1 if it is not there.
+   * Outside a quoted value (and not just after one) only a quote or a newline can end the record
+   * or change how it goes on, and the state a quote meets depends only on the two bytes before
+   * it: the walk jumps to two bytes before the next quote (native searches), so a record's
+   * unquoted fields are not walked byte by byte.
+   */
   find(chunk: Buffer, from: number, to: number): number {
+    let quote = -2; // the next quote at or after i (-1: none before `to`)
+    let newline = -2; // the next newline at or after i (-1: none before `to`)
     for (let i = from; i < to; i++) {
       if (this.state === 'quoted') {
         const q = chunk.indexOf(QUOTE, i);
@@ -71,6 +79,18 @@ export class RecordEnd {
         this.state = 'quote';
         i = q;
         continue;
+      }
+      if (this.state !== 'quote') {
+        if (quote !== -1 && quote < i) quote = until(chunk.indexOf(QUOTE, i), to);
+        if (newline !== -1 && newline < i) newline = until(chunk.indexOf(NEWLINE, i), to);
+        if (newline !== -1 && (quote === -1 || newline < quote)) return newline;
+        // Outside a quoted value, two bytes that are neither quote nor newline leave the same
+        // state whatever it was before them: the walk resumes two bytes before the next quote.
+        const next = quote === -1 ? to : quote;
+        if (next - i >= 3) {
+          this.state = 'plain';
+          i = next - 2;
+        }
       }
       const b = chunk[i]!;
       const state = this.state;
@@ -85,6 +105,11 @@ export class RecordEnd {
     }
     return -1;
   }
+}
+
+/** An index found by a search of a whole chunk, or -1 when it is not before `to`. */
+function until(index: number, to: number): number {
+  return index >= to ? -1 : index;
 }
 
 function countNewlines(chunk: Buffer, from: number, to: number): number {

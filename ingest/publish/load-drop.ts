@@ -10,7 +10,7 @@ import type { VersionSite } from '../../shared/version-site.ts';
 import { verifyBuiltFile } from '../../shared/verify-built-file.ts';
 import { readVersionInfo } from '../../shared/version-info.ts';
 import { buildVersion, type BuildSettings, type LoadProgress } from '../build/build-version.ts';
-import { identifyOpened, type DropIdentity } from '../drop/drop-id.ts';
+import { readOpened, type DropIdentity, type ReadDrop } from '../drop/drop-id.ts';
 import { listDrop } from '../drop/list-drop.ts';
 import { openDrop, type OpenedFile } from '../drop/open-drop.ts';
 import { resourceError } from '../drop/load-failure.ts';
@@ -128,10 +128,11 @@ export async function loadDrop(opts: LoadOptions, site: VersionSite): Promise<Lo
   await mkdir(site.cache.dir, { recursive: true });
   await cleanStaleBuilds(site.cache.dir, opts.settings.tempDir);
   // The drop's files are listed and opened once, and every read of the load (hash included)
-  // goes through the opened files, closed when the load ends.
+  // goes through the opened files, closed when the load ends. One pass over each file hashes it,
+  // scans its encoding and splits its records, for every build below.
   const opened = await openDrop(await listDrop(opts.inputs, { enqueued: opts.enqueued ?? false }));
   try {
-    const drop = await identifyOpened(opened, opts.month);
+    const drop = await readOpened(opened, opts.month);
     if (opts.expectedDropId !== undefined) {
       if (drop.id !== opts.expectedDropId) throw new AppError(ErrorCodes.BAD_DROP, 'the drop\'s files changed after it was enqueued; enqueue it again');
       const loaded = await alreadyLoaded(site, drop, opts);
@@ -156,7 +157,7 @@ type Published = { readonly kind: 'published'; readonly file: string; readonly r
   | { readonly kind: 'held'; readonly file: string };
 
 /** One build on the current pointer, published if the pointer still names its base; null if not. */
-async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: DropIdentity, sources: readonly OpenedFile[], progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
+async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: ReadDrop, sources: readonly OpenedFile[], progress: (p: LoadProgress) => void): Promise<LoadResult | null> {
   const served = await site.pointer.read();
   // A real drop replacing the demo builds on nothing: the demo's weeks are not its history.
   const replacesDemo = await demoBase(site, served, { demo: opts.demo === true, replaceDemo: opts.replaceDemo === true });
