@@ -95,9 +95,9 @@ export interface Config {
   readonly maxRejectShare: number;
   /**
    * Whether a load's look-up store holds every document a look-up reads (LOOKUP_STORE_EXTRAS, default
-   * off): the delivered columns beyond the spec's, monthly patterns and geometry too, not only the
-   * spec's core and weeks. On, look-ups of those are as fast as the spec's, at about twice the
-   * disk of a version with every column (docs/operations.md, Sizing).
+   * on): the delivered columns beyond the spec's, monthly patterns and geometry too, not only the
+   * spec's core and weeks. Off, the store is about a fifth of the size and look-ups of those read
+   * DuckDB's typed tables, tens of times slower (docs/operations.md, LOOKUP_STORE_EXTRAS).
    */
   readonly lookupStoreExtras: boolean;
   /** pino level (LOG_LEVEL, default info). */
@@ -326,7 +326,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     duckdbThreads: threads === undefined || threads === '' ? null : intVar(env, 'DUCKDB_THREADS', 1, 1, 256),
     duckdbTempDir: path.resolve(cwd, env['DUCKDB_TEMP_DIR'] || path.join(dataDir, '.tmp')),
     maxRejectShare: shareVar(env, 'MAX_REJECT_SHARE', 0.05),
-    lookupStoreExtras: boolVar(env, 'LOOKUP_STORE_EXTRAS', false),
+    lookupStoreExtras: boolVar(env, 'LOOKUP_STORE_EXTRAS', true),
     logLevel,
     logFormat: enumVar(env, 'LOG_FORMAT', ['auto', 'json', 'pretty'] as const, 'auto'),
     redisUrl: env['REDIS_URL'] || 'redis://127.0.0.1:6379',

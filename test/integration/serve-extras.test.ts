@@ -49,11 +49,12 @@ async function readAll(file: string, sql: string): Promise<Record<string, unknow
   }
 }
 
-describe('the documents of other delivered columns: from the typed tables, or from a look-up store built with them', () => {
+describe('the documents of other delivered columns: from a look-up store built with them (the default), or from the typed tables', () => {
   let dir: string;
   type Name = 'intact' | 'altered' | 'dropped' | 'whole';
   const versions: Record<Name, { server?: RunningServer; label: string; file: string }> = {} as never;
-  const env: Record<Name, Record<string, string>> = { intact: {}, altered: {}, dropped: {}, whole: { LOOKUP_STORE_EXTRAS: 'true' } };
+  const specOnly = { LOOKUP_STORE_EXTRAS: 'false' };
+  const env: Record<Name, Record<string, string>> = { intact: specOnly, altered: specOnly, dropped: specOnly, whole: {} };
 
   async function load(name: Name, drop: string): Promise<void> {
     const config = testConfig(path.join(dir, name), env[name]);
@@ -97,7 +98,7 @@ describe('the documents of other delivered columns: from the typed tables, or fr
     expect(indexes).to.deep.equal([{ table_name: 'places_core', is_unique: true, expressions: '[placekey]' }]);
   });
 
-  it('other columns are read from the typed tables: values changed there are what the API answers, beside the spec fields from the look-up store', async () => {
+  it('with LOOKUP_STORE_EXTRAS=false other columns are read from the typed tables: values changed there are what the API answers, beside the spec fields from the look-up store', async () => {
     const res = await postGraphql(versions.altered.server!.url, {
       query: LOOKUP('placedata_core { city latitude longitude } placedata_weekly_patterns(date: "2022-04-18") { raw_visit_counts device_type median_dwell }'),
       variables: { k: [KEYS[0], KEYS[1]] },
@@ -114,7 +115,7 @@ describe('the documents of other delivered columns: from the typed tables, or fr
     expect(spec.body).to.deep.equal({ data: { batch_lookup: SPEC_ANSWER }, extensions: { row_count: 3, version_date: versions.altered.label } });
   });
 
-  it('a look-up store built with LOOKUP_STORE_EXTRAS answers the other columns too: the typed tables\' change shows only with the stores off', async () => {
+  it('a look-up store built with LOOKUP_STORE_EXTRAS (the default) answers the other columns too: the typed tables\' change shows only with the stores off', async () => {
     const query = LOOKUP('placedata_core { city latitude } placedata_weekly_patterns(date: "2022-04-18") { raw_visit_counts median_dwell }');
     const stored = await postGraphql(versions.whole.server!.url, { query, variables: { k: [KEYS[0]] } });
     expect(stored.body).to.deep.equal({
