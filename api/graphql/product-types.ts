@@ -45,7 +45,7 @@ function patternsSpec(period: 'week' | 'month'): GraphQLFieldConfigMap<Row, unkn
 }
 
 /**
- * The fields of a document as the look-up stores hold it (ingest/build/serving-tables.ts writes the
+ * The fields of a document as the look-up stores hold it (shared/version-documents.ts makes them of the
  * spec's columns but placekey, in this order): a selection of exactly these is written with the
  * stored text (api/graphql/compiled-execute.ts).
  */

@@ -139,7 +139,7 @@ export class ServedVersion {
       const pool = await ConnectionPool.create(instance, options.connections);
       try {
         const manifest = await pool.use((conn) => readManifest(conn));
-        // Checked before anything else reads the file: an older schema has no serving table.
+        // Checked before anything else reads the file: another schema's tables are not those read here.
         if (manifest.label !== set.label || !READABLE_SCHEMAS.includes(manifest.schemaVersion)) {
           throw new AppError(ErrorCodes.VERSION_INVALID, `${set.own} holds ${manifest.label} (schema ${manifest.schemaVersion}), expected ${set.label} (schema ${READABLE_SCHEMAS.join(' or ')})`);
         }

@@ -51,7 +51,7 @@ const BUCKETS_PER_TRANSACTION = 4096;
 /**
  * Records of core and 4 weeks are about 1.5 KB: two fit a 4 KiB page, and the rest of the page
  * is lost (1M POIs x 4 weeks: 2.02 GB against the lookup file's 1.46); ten fit a 16 KiB page
- * (1.52 GB), and look-ups were no slower (bench/lookup-stores.ts, docs/architecture.md).
+ * (1.52 GB), and look-ups were no slower (docs/architecture.md, Look-up store).
  */
 export const DEFAULT_PAGE_SIZE = 16384;
 

@@ -8,7 +8,7 @@ import type { QualityProfile } from '../../shared/quality-profile.ts';
 export interface VersionSummary extends Partial<VersionInfo> {
   readonly label: string;
   readonly current: boolean;
-  /** Bytes of the version's own file (what its drop delivered, and its serving tables). */
+  /** Bytes of the version's own file (what its drop delivered; an older release's file also holds its serving tables). */
   readonly bytes: number;
   /** The earlier files it inherits partitions from, and their bytes (shared by reference, never copied). */
   readonly inherits: readonly { readonly label: string; readonly bytes: number }[];
