@@ -48,6 +48,8 @@ export interface DocumentSources {
   month(month: string): string;
   /** The columns of a file's product table, in table order (the documents beyond the spec's name them). */
   columns(file: string, table: string): readonly string[];
+  /** Whether a file has the serving tables of schemas 3 to 5 (its documents are read there). */
+  serving(file: string): boolean;
 }
 
 /** Separators of the one-string result: JSON text escapes control characters and Placekeys hold none. */
@@ -84,24 +86,45 @@ const TABLE_OF: Readonly<Record<Slot, { readonly table: string; readonly period:
   month: { table: TABLES.monthly, period: 'month_start' }, geometry: { table: TABLES.geometry, period: null },
 };
 
-function documentOf(t: Target, sources: DocumentSources): string {
-  const columns = () => sources.columns(t.db, TABLE_OF[t.slot].table);
-  switch (t.slot) {
-    case 'core': return documentSql.core();
-    case 'coreExtras': return documentSql.coreExtras(columns());
-    case 'week': return documentSql.week();
-    case 'weekExtras': return documentSql.weekExtras(columns());
-    case 'month': return documentSql.month(columns());
-    case 'geometry': return documentSql.geometry(columns());
-  }
+/**
+ * Schemas 3 to 5 wrote each document beside the typed tables, in a serving table indexed by key,
+ * in a column named as the store's (`core`, `w<Monday>`, ...): read there, a file of an earlier
+ * release answers as fast as it did (its look-up store holds the spec's documents only).
+ */
+const SERVING_OF: Readonly<Record<Slot, string>> = {
+  core: 'serve_places', week: 'serve_places', coreExtras: 'serve_extras', weekExtras: 'serve_extras', month: 'serve_more', geometry: 'serve_more',
+};
+
+/** Where a target's document is read: the table, the period's filter, the document's SQL, and whether the key is indexed there. */
+interface Read {
+  readonly table: string;
+  readonly period: string | null;
+  readonly doc: string;
+  readonly indexed: boolean;
 }
 
-/** Targets grouped by the rows they are made from (one file's table, one period): one part of the statement each, in first-seen order. */
-function partsOf(targets: readonly Target[]): Target[][] {
-  const parts = new Map<string, Target[]>();
+function readOf(t: Target, sources: DocumentSources): Read {
+  if (sources.serving(t.db)) return { table: SERVING_OF[t.slot], period: null, doc: quoteIdent(t.column), indexed: true };
+  const { table, period } = TABLE_OF[t.slot];
+  const columns = () => sources.columns(t.db, table);
+  const doc = {
+    core: documentSql.core, week: documentSql.week,
+    coreExtras: () => documentSql.coreExtras(columns()), weekExtras: () => documentSql.weekExtras(columns()),
+    month: () => documentSql.month(columns()), geometry: () => documentSql.geometry(columns()),
+  }[t.slot]();
+  // Core's key is indexed (an index scan of the keys); the other tables are scanned.
+  return { table, period: period === null ? null : `${period} = DATE ${quoteLiteral(t.period!)}`, doc, indexed: table === TABLES.core };
+}
+
+/** Targets grouped by the rows they are read from (one file's table, one period): one part of the statement each, in first-seen order. */
+function partsOf(targets: readonly Target[], sources: DocumentSources): { readonly read: Read; readonly targets: Target[] }[] {
+  const parts = new Map<string, { read: Read; targets: Target[] }>();
   for (const t of targets) {
-    const key = `${t.db}\u0000${TABLE_OF[t.slot].table}\u0000${t.period ?? ''}`;
-    parts.set(key, [...(parts.get(key) ?? []), t]);
+    const read = readOf(t, sources);
+    const key = `${t.db}\u0000${read.table}\u0000${read.period ?? ''}`;
+    const part = parts.get(key) ?? { read, targets: [] };
+    part.targets.push(t);
+    parts.set(key, part);
   }
   return [...parts.values()];
 }
@@ -132,17 +155,15 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const count = request.placekeys.length <= 20 ? request.placekeys.length : Math.ceil(request.placekeys.length / 50) * 50;
   const bound = [...request.placekeys, ...Array<string>(count - request.placekeys.length).fill(request.placekeys[0]!)];
   const params = bound.map((_, i) => `$${i + 1}`).join(', ');
-  const parts = partsOf(targets);
-  const sql = parts.map((part, id) => {
-    const { table, period } = TABLE_OF[part[0]!.slot];
-    const fields = ['placekey', ...part.map((t) => `coalesce(${documentOf(t, sources)}, '')`)].join(`, chr(31), `);
-    const when = period === null ? '' : `${period} = DATE ${quoteLiteral(part[0]!.period!)} AND `;
-    // Core's key is indexed: an IN list of the keys is an index scan (the in_clause rewrite is off
-    // for served versions). The other tables are scanned: there a semi join on the keys probes a
-    // hash table once per row, where the IN list compared every key (100 keys, one week of 100k
-    // POIs: 27 ms against 98).
-    const keys = table === TABLES.core ? `(${params})` : `(SELECT unnest([${params}]))`;
-    const select = `SELECT string_agg(concat(${fields}), chr(30)) FROM ${quoteIdent(part[0]!.db)}.${table} WHERE ${when}placekey IN ${keys}`;
+  const parts = partsOf(targets, sources);
+  const sql = parts.map(({ read, targets: part }, id) => {
+    const fields = ['placekey', ...part.map((t) => `coalesce(${readOf(t, sources).doc}, '')`)].join(`, chr(31), `);
+    // An indexed key is found by an index scan of the IN list (the in_clause rewrite is off for
+    // served versions); a scanned table is probed by a semi join on the keys, a hash lookup per
+    // row, where the IN list compared every key (100 keys, one week of 100k POIs: 27 ms against 98).
+    const keys = read.indexed ? `(${params})` : `(SELECT unnest([${params}]))`;
+    const where = `${read.period === null ? '' : `${read.period} AND `}placekey IN ${keys}`;
+    const select = `SELECT string_agg(concat(${fields}), chr(30)) FROM ${quoteIdent(part[0]!.db)}.${read.table} WHERE ${where}`;
     // A constant first column tells the parts apart: UNION ALL does not promise their order.
     return parts.length === 1 ? select : `SELECT ${id} AS part, * FROM (${select})`;
   }).join(' UNION ALL ');
@@ -151,12 +172,12 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const columns = (await statement.runAndReadAll()).getColumnsJS();
   const joinedOf = (id: number): unknown => (parts.length === 1 ? columns[0]?.[0] : columns[1]?.[columns[0]!.indexOf(id)]);
   const more = moreWanted(request);
-  for (const id of extendingLast(parts)) {
+  for (const id of extendingLast(parts.map((p) => p.targets))) {
     const joined = joinedOf(id);
     if (typeof joined !== 'string') continue;
     for (const values of joined.split(ROW).map((line) => line.split(FIELD))) {
       const placekey = values[0]!;
-      parts[id]!.forEach((t, i) => {
+      parts[id]!.targets.forEach((t, i) => {
         const doc = values[i + 1]!;
         place(found, placekey, t, doc === '' ? null : doc, more);
       });

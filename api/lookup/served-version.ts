@@ -122,6 +122,7 @@ export class ServedVersion {
       core: routes.core, geometry: routes.geometry,
       week: (w) => routes.weeks.get(w)!, month: (m) => routes.months.get(m)!,
       columns: (file, table) => columnsIn(columns, file, table),
+      serving: (file) => columnsIn(columns, file, SERVING_PLACES).length > 0,
     };
     this.#lookups = new LookupCoalescer((request) => pool.use((conn) => fetchDocuments(conn, request, this.#sources)), options.connections, options.coalesceKeys);
   }
@@ -345,12 +346,14 @@ function columnsIn(columns: FileColumns, file: string, table: string): readonly 
   return columns.get(file)?.get(table) ?? [];
 }
 
-const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry];
+/** The serving table of schemas 3 to 5 (api/lookup/lookup-queries.ts reads such a file's documents there). */
+const SERVING_PLACES = 'serve_places';
+const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry, SERVING_PLACES];
 
-/** The columns of the product tables of each file of the version (attached under their labels). */
+/** The columns of the product tables (and of an earlier release's serving table) of each file of the version (attached under their labels). */
 async function readFileColumns(conn: DuckDBConnection, labels: readonly string[]): Promise<FileColumns> {
   const rows = (await conn.runAndReadAll(`SELECT database_name, table_name, column_name FROM duckdb_columns()
-    WHERE schema_name = 'main' AND table_name IN ($1, $2, $3, $4) ORDER BY database_name, table_name, column_index`, [...PRODUCT_TABLES])).getRowObjectsJS();
+    WHERE schema_name = 'main' AND table_name IN ($1, $2, $3, $4, $5) ORDER BY database_name, table_name, column_index`, [...PRODUCT_TABLES])).getRowObjectsJS();
   const out = new Map<string, Map<string, string[]>>(labels.map((l) => [l, new Map()]));
   for (const r of rows) {
     const tables = out.get(String(r['database_name']));

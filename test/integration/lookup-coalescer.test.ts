@@ -26,7 +26,7 @@ describe('look-ups of concurrent requests share DuckDB queries', () => {
     const label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
     instance = await openReadOnly(versionFilePath(config.dataDir, label), { memoryLimit: '256MB', threads: 1 });
     pool = await ConnectionPool.create(instance, 2);
-    sources = { core: label, geometry: null, week: () => label, month: () => label, columns: () => [] };
+    sources = { core: label, geometry: null, week: () => label, month: () => label, columns: () => [], serving: () => false };
   });
 
   after(async () => {
