@@ -99,24 +99,51 @@ export function placesCompression(dictionary: Buffer): { threshold: number; dict
 }
 
 /**
- * Format 2's dictionary: the first documents of the first records (`records`: each record's
- * documents), end to end, up to DICTIONARY_BYTES, cut to a multiple of 8 bytes (lmdb uses no
- * more of it). The file's own documents hold the field names, categories and dates its records
- * repeat.
+ * Documents of a record as the build reads them from DuckDB: one value per record, its documents'
+ * UTF-8 bytes joined by this byte (JSON text escapes control characters), an empty one for NULL
+ * (an empty text is never a document). One value a record instead of one a document: converting
+ * each value out of DuckDB was the build's largest cost on its main thread.
  */
-export function sampleDictionary(records: readonly (readonly (string | null)[])[]): Buffer {
-  const parts: Buffer[] = [];
+export const DOCUMENT_SEPARATOR = 0x1f;
+
+/** The [start, end) of each document in `joined`, `columns` of them, or null when it holds another count. */
+function splitJoined(joined: Uint8Array, columns: number): number[] | null {
+  const bounds: number[] = [0];
+  let at = 0;
+  for (let c = 1; c < columns; c++) {
+    at = joined.indexOf(DOCUMENT_SEPARATOR, at);
+    if (at < 0) return null;
+    bounds.push(at, at + 1);
+    at++;
+  }
+  if (joined.indexOf(DOCUMENT_SEPARATOR, at) >= 0) return null;
+  bounds.push(joined.length);
+  return bounds;
+}
+
+/**
+ * Format 2's and 3's dictionary: the first documents of the first records (`records`: each
+ * record's joined documents), end to end, up to DICTIONARY_BYTES, cut to a multiple of 8 bytes
+ * (lmdb uses no more of it). The file's own documents hold the field names, categories and dates
+ * its records repeat.
+ */
+export function sampleDictionary(records: readonly Uint8Array[]): Buffer {
+  const parts: Uint8Array[] = [];
   let bytes = 0;
-  for (const docs of records) {
-    for (const doc of docs) {
-      if (doc === null || bytes >= DICTIONARY_BYTES) continue;
-      const b = Buffer.from(doc);
-      parts.push(b);
-      bytes += b.length;
+  for (const joined of records) {
+    let start = 0;
+    while (start <= joined.length && bytes < DICTIONARY_BYTES) {
+      const sep = joined.indexOf(DOCUMENT_SEPARATOR, start);
+      const end = sep < 0 ? joined.length : sep;
+      if (end > start) {
+        parts.push(joined.subarray(start, end));
+        bytes += end - start;
+      }
+      start = end + 1;
     }
   }
-  const joined = Buffer.concat(parts);
-  return joined.subarray(0, Math.min(DICTIONARY_BYTES, joined.length & ~7));
+  const all = Buffer.concat(parts);
+  return all.subarray(0, Math.min(DICTIONARY_BYTES, all.length & ~7));
 }
 
 /** The seed of column `i`'s crc for a key whose own CRC-32 is `keyCrc`. */
@@ -130,28 +157,36 @@ export function isStorableKey(key: string): boolean {
 }
 
 /**
- * A record's bytes (before lmdb compresses it). `key` is a storable key; no document is ''.
- * `firstColumn`: the store-wide index of the record's first column (`extras`' records count on
- * from `places`' columns).
+ * A record's bytes (before lmdb compresses it): `key` a storable key, `joined` its `columns`
+ * documents joined by DOCUMENT_SEPARATOR (empty for NULL). `firstColumn`: the store-wide index of
+ * the record's first column (`extras`' records count on from `places`' columns).
+ * @throws Error when `joined` does not hold `columns` documents.
  */
-export function encodeRecord(key: string, docs: readonly (string | null)[], format: LookupStoreFormat = LOOKUP_STORE_FORMAT, firstColumn = 0): Buffer {
-  const lengths = docs.map((d) => (d === null ? 0 : Buffer.byteLength(d)));
+export function encodeRecord(key: string, joined: Uint8Array, columns: number, format: LookupStoreFormat = LOOKUP_STORE_FORMAT, firstColumn = 0): Buffer {
+  const bounds = splitJoined(joined, columns);
+  if (bounds === null) throw new Error(`the documents of ${JSON.stringify(key)} are not ${columns}`);
   const table = 2 + key.length + 2;
-  const docsStart = table + docs.length * ENTRY_BYTES;
-  const out = Buffer.allocUnsafe(docsStart + lengths.reduce((a, b) => a + b, 0));
+  const docsStart = table + columns * ENTRY_BYTES;
+  const out = Buffer.allocUnsafe(docsStart + joined.length - (columns - 1));
   out[0] = format;
   out[1] = key.length;
   out.write(key, 2, 'latin1');
-  out.writeUInt16LE(docs.length, table - 2);
+  out.writeUInt16LE(columns, table - 2);
   const keyCrc = crc32(key);
   let at = docsStart;
-  docs.forEach((doc, i) => {
-    if (doc !== null) out.write(doc, at, 'utf8');
-    out.writeUInt32LE(lengths[i]!, table + i * ENTRY_BYTES);
-    out.writeUInt32LE(crc32(out.subarray(at, at + lengths[i]!), columnSeed(keyCrc, firstColumn + i)), table + i * ENTRY_BYTES + 4);
-    at += lengths[i]!;
-  });
+  for (let i = 0; i < columns; i++) {
+    const doc = joined.subarray(bounds[2 * i]!, bounds[2 * i + 1]!);
+    out.set(doc, at);
+    out.writeUInt32LE(doc.length, table + i * ENTRY_BYTES);
+    out.writeUInt32LE(crc32(doc, columnSeed(keyCrc, firstColumn + i)), table + i * ENTRY_BYTES + 4);
+    at += doc.length;
+  }
   return out;
+}
+
+/** A record's documents joined as encodeRecord takes them (for callers holding them as text). */
+export function joinDocuments(docs: readonly (string | null)[]): Buffer {
+  return Buffer.from(docs.map((d) => d ?? '').join(String.fromCharCode(DOCUMENT_SEPARATOR)));
 }
 
 /** Where a record's parts are, after its format byte and column count were checked. */

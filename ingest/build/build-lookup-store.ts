@@ -1,6 +1,6 @@
 import { open as openFile, rm, stat } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../shared/lookup-store-absence.ts';
@@ -155,20 +155,19 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
         const chunk = await result.fetchChunk();
         if (!chunk || chunk.rowCount === 0) break;
         const keys = chunk.getColumnValues(0) as string[];
-        const docs = columns.map((_, c) => chunk.getColumnValues(c + 1) as (string | null)[]);
-        const more = extraColumns.map((_, c) => chunk.getColumnValues(columns.length + c + 1) as (string | null)[]);
+        const docs = (chunk.getColumnValues(1) as DuckDBBlobValue[]).map((v) => v.bytes);
+        const more = extraColumns.length > 0 ? (chunk.getColumnValues(2) as DuckDBBlobValue[]).map((v) => v.bytes) : [];
         if (written + keys.length > rows) throw new Error(`the file has more placekeys than it counted (${rows})`);
         if (places === null) {
-          dictionaries = [format === 1 ? null : sampleDictionary(keys.map((_, r) => docs.map((d) => d[r]!))),
-            format === 3 ? sampleDictionary(keys.map((_, r) => more.map((d) => d[r]!))) : null];
+          dictionaries = [format === 1 ? null : sampleDictionary(docs), format === 3 ? sampleDictionary(more) : null];
           places = openRecords(env, PLACES_DB, dictionaries[0]);
           if (format === 3) extras = openRecords(env, EXTRAS_DB, dictionaries[1]);
         }
         for (let r = 0; r < keys.length; r++) {
           const key = checkedKey(keys[r]!, previous);
-          last = append(places, key, encodeRecord(key, docs.map((d) => checkedDoc(d[r]!, key)), format)).then(noted, failed);
+          last = append(places, key, encodeRecord(key, docs[r]!, columns.length, format)).then(noted, failed);
           if (extras !== null && extraColumns.length > 0) {
-            last = append(extras, key, encodeRecord(key, more.map((d) => checkedDoc(d[r]!, key)), format, columns.length)).then(noted, failed);
+            last = append(extras, key, encodeRecord(key, more[r]!, extraColumns.length, format, columns.length)).then(noted, failed);
           }
           const [bucket, hash] = fingerprint(key, bucketBits);
           fingerprints[written + r] = bucket * 2 ** 32 + hash;
@@ -239,11 +238,6 @@ function checkedKey(key: string, previous: string): string {
   if (!isStorableKey(key)) throw new Error(`placekey ${JSON.stringify(key)} is not ASCII of 1 to 255 bytes`);
   if (key <= previous) throw new Error(`the file's placekeys are not in order: ${JSON.stringify(key)} after ${JSON.stringify(previous)}`);
   return key;
-}
-
-function checkedDoc(doc: string | null, key: string): string | null {
-  if (doc === '') throw new Error(`an empty document for ${JSON.stringify(key)}`);
-  return doc;
 }
 
 async function fsync(file: string): Promise<void> {

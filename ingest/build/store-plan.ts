@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { LookupStoreFormat } from '../../shared/lookup-store-format.ts';
+import { DOCUMENT_SEPARATOR, type LookupStoreFormat } from '../../shared/lookup-store-format.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekColumn, weekExtrasColumn } from '../../shared/version-documents.ts';
 import { TABLES } from '../../shared/version-schema.ts';
@@ -34,7 +34,10 @@ export interface StorePlan {
   readonly ranges: readonly Range[];
   /** Whether the file has so many weeks that a range's statement runs on one thread. */
   readonly wide: boolean;
-  /** A range's statement: placekey, then `columns`' and `extraColumns`' documents, sorted by placekey. */
+  /**
+   * A range's statement, sorted by placekey: placekey, `columns`' documents joined into one BLOB
+   * (DOCUMENT_SEPARATOR, empty for NULL), and `extraColumns`' the same way when there are any.
+   */
   select(range: Range): string;
 }
 
@@ -122,7 +125,11 @@ export async function storePlan(conn: DuckDBConnection, format: LookupStoreForma
       joins.push('LEFT JOIN m USING (placekey)');
       out.push(...months.map((mo) => `m.${quoteIdent(monthColumn(mo))}`));
     }
-    return `WITH ${ctes.join(',\n')}\nSELECT ${out.join(', ')} FROM k ${joins.join(' ')} ORDER BY k.placekey`;
+    const joined = (docs: readonly string[]) => `encode(concat_ws(chr(${DOCUMENT_SEPARATOR}), ${docs.map((d) => `coalesce(${d}, '')`).join(', ')}))`;
+    const spec = out.slice(1, 2 + weeks.length);
+    const more = out.slice(2 + weeks.length);
+    const select = ['k.placekey', joined(spec), ...(more.length ? [joined(more)] : [])];
+    return `WITH ${ctes.join(',\n')}\nSELECT ${select.join(', ')} FROM k ${joins.join(' ')} ORDER BY k.placekey`;
   };
   return { format, whole, rows, columns, extraColumns, ranges, wide: weeks.length > WIDE_WEEKS, select };
 }
