@@ -1,13 +1,11 @@
 import { expect } from 'chai';
-import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
+import { versionFilePath } from '../../shared/version-files.ts';
 import { TABLES } from '../../shared/version-schema.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
-import { applyDamage, recordDamageCases } from '../helpers/lookup-store-damage.ts';
 import { queryFile } from '../helpers/query-file.ts';
 import {
   everyRangeQuery, lookupQuery, rangeSelectionsOf, rangesQuery, SCHEMA5_PATHS, selectionsOf, SPEC_SELECTIONS, type ApiPath, type RangeSelections, type Selections,
@@ -182,10 +180,11 @@ async function selectionsFrom(folder: Folder): Promise<AllFields> {
 
 /**
  * The look-ups of one version of every key: every field of every product together, the spec's
- * fields of core and weeks, every field of each product alone, and the date ranges over its weeks
- * and months; on /v1 and /v2, in batches of at most 1000 keys.
+ * fields of core and weeks, and with `more` every field of each product alone (each one document
+ * of one file to read) and the date ranges over its weeks and months (another resolver of the
+ * same documents); on /v1 and /v2, in batches of at most 1000 keys.
  */
-function casesOf(release: string, all: AllFields, held: { weeks: readonly string[]; months: readonly string[] }, keys: readonly string[]): Case[] {
+function casesOf(release: string, all: AllFields, held: { weeks: readonly string[]; months: readonly string[]; geometry: boolean }, keys: readonly string[], more: boolean): Case[] {
   const batches = Array.from({ length: Math.ceil(keys.length / 1000) }, (_, b) => keys.slice(b * 1000, (b + 1) * 1000));
   const none = { core: false, weeks: [], months: [], geometry: false };
   return SCHEMA5_PATHS.flatMap((p) => {
@@ -199,7 +198,11 @@ function casesOf(release: string, all: AllFields, held: { weeks: readonly string
       ['geometry', lookupQuery(p, sel, { ...none, geometry: true }), false],
       ['every range', everyRangeQuery(p, all[p].ranges, held.weeks, held.months), false],
     ];
-    return asks.filter(([what]) => (what !== 'weeks' || held.weeks.length > 0) && (what !== 'months' || held.months.length > 0))
+    // A look-up of a product the version does not hold reads nothing: left out.
+    const holds: Record<string, boolean> = {
+      core: more, weeks: more && held.weeks.length > 0, months: more && held.months.length > 0, geometry: more && held.geometry, 'every range': more && held.weeks.length + held.months.length > 0,
+    };
+    return asks.filter(([what]) => holds[what] ?? true)
       .flatMap(([what, query, specOnly]) => batches.map((batch, b) => ({ name: `${release} ${p} ${what}${batches.length > 1 ? ` keys ${b * 1000}+` : ''}`, path: p, release, query, keys: batch, specOnly })));
   });
 }
@@ -217,7 +220,6 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
     const RELEASES: readonly Schema5Release[] = ['2022-02', '2022-03'];
     let folders: Record<'plain' | 'whole', Folder>;
     let cases: Case[];
-    let served: Record<Way, Served>;
     // 300 POIs of any product (some only weekly, monthly or geometry), then 20 well-formed keys of none.
     const keys = schema5Keys(20);
 
@@ -227,22 +229,54 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
       folders = await loadBoth(path.join(dir, 'generated'), drops);
       const sel = await selectionsFrom(folders.plain);
       cases = RELEASES.flatMap((r) => [
-        ...casesOf(r, sel, schema5History(r), keys),
+        ...casesOf(r, sel, { ...schema5History(r), geometry: true }, keys, true),
         ...SCHEMA5_PATHS.map((p) => ({ name: `${r} ${p} ranges`, path: p, release: r, query: rangesQuery(p), keys, specOnly: false })),
       ]);
     });
 
     it('every field of every key, week and month, on /v1 and /v2, current and pinned: the same bytes each way, each look-up read where it must be', async () => {
-      served = await serveEachWay(folders, cases);
+      const served = await serveEachWay(folders, cases);
       expectSameAnswers(served, cases, 'generated');
-      // Both folders' typed tables answer alike too (the whole store's build reads the same tables).
-      const typed = await serveCases(folders.whole, { LOOKUP_STORES: 'false' }, cases);
-      expect(typed.texts.map((t, i) => (t === served.c.texts[i] ? null : `${cases[i]!.name} ${firstDifference(t, served.c.texts[i]!)}`)).filter((d) => d !== null)).to.deep.equal([]);
       // The answers have substance: entries for POIs of every product, nulls for the unknown keys.
       const every = JSON.parse(served.c.texts[cases.findIndex((c) => c.name === '2022-03 /v2/graphql every field')]!.slice(4)) as { data: { batch_lookup: Record<string, unknown>[] } };
       const entries = every.data.batch_lookup;
       const has = (field: string) => entries.filter((e) => e[field] !== null).length;
       expect([entries.length, has('placedata_core'), has('w2022_03_14'), has('m2022_01_01'), has('placedata_geometry')]).to.deep.equal([320, 260, 272, 282, 268]);
+    });
+  });
+
+  describe('the real sample drops that load (SAMPLES_DIR; see real-samples.test.ts and monthly-samples.test.ts)', () => {
+    before(function () {
+      if (!SAMPLES) {
+        console.log('      skipped: SAMPLES_DIR is not set, so the real sample drops were not tried');
+        this.skip();
+      }
+    });
+
+    const SETS: readonly (readonly string[])[] = [
+      ['wortmann_2022-04-18_weekly_patterns_with_core.excel.csv'],
+      ['wortmann_2022-03-21_weekly_subset.excel.csv'],
+      ['byui_chipotle_2021-07_places.parquet'],
+      ['byui_chipotle_2021-07_places.parquet', 'byui_chipotle_2021-07_monthly_patterns.parquet'],
+    ];
+    SETS.forEach((files, n) => {
+      it(`${files.join(' + ')}: every field of every POI, on /v1 and /v2, the same bytes each way`, async () => {
+        const folders = await loadBoth(path.join(dir, `sample${n}`), [{ release: 'sample', inputs: files.map(sample), month: null }]);
+        const file = versionFilePath(folders.plain.dataDir, folders.plain.labels['sample']!);
+        const column = async (sql: string) => (await queryFile(file, sql)).map((r) => String(Object.values(r)[0]));
+        const held = await column(`SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly} UNION SELECT placekey FROM ${TABLES.monthly}
+          UNION SELECT placekey FROM ${TABLES.geometry} ORDER BY 1`);
+        const weeks = await column(`SELECT DISTINCT strftime(week_start, '%Y-%m-%d') FROM ${TABLES.weekly} ORDER BY 1`);
+        const months = await column(`SELECT DISTINCT strftime(month_start, '%Y-%m-%d') FROM ${TABLES.monthly} ORDER BY 1`);
+        const geometry = (await column(`SELECT count(*) FROM ${TABLES.geometry}`))[0] !== '0';
+        // Well-formed keys of no POI, among them.
+        const keys = [...held, ...Array.from({ length: 10 }, (_, i) => poiOf(77, i).placekey)];
+        // Each product alone and the ranges are left to the generated releases: these bodies run to
+        // 10 MB (byui's months and polygons), and every field together reads every document.
+        const cases = casesOf('sample', await selectionsFrom(folders.plain), { weeks, months, geometry }, keys, false);
+        expectSameAnswers(await serveEachWay(folders, cases), cases, files.join(' + '));
+        console.log(`      ${held.length} POIs, ${weeks.length} weeks, ${months.length} months, geometry ${geometry}: ${cases.length} look-ups each way`);
+      });
     });
   });
 });
