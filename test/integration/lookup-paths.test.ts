@@ -1,11 +1,14 @@
 import { expect } from 'chai';
+import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { versionFilePath } from '../../shared/version-files.ts';
 import { TABLES } from '../../shared/version-schema.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
+import { applyDamage, recordDamageCases } from '../helpers/lookup-store-damage.ts';
 import { queryFile } from '../helpers/query-file.ts';
 import {
   everyRangeQuery, lookupQuery, rangeSelectionsOf, rangesQuery, SCHEMA5_PATHS, selectionsOf, SPEC_SELECTIONS, type ApiPath, type RangeSelections, type Selections,
@@ -242,6 +245,53 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
       const entries = every.data.batch_lookup;
       const has = (field: string) => entries.filter((e) => e[field] !== null).length;
       expect([entries.length, has('placedata_core'), has('w2022_03_14'), has('m2022_01_01'), has('placedata_geometry')]).to.deep.equal([320, 260, 272, 282, 268]);
+    });
+
+    it('a whole store\'s other documents damaged while it serves: a look-up selecting them is refused by the store, DuckDB answers it right, logged and counted', async () => {
+      const folder = folders.whole;
+      const label = folder.labels['2022-03']!;
+      const store = path.join(folder.dataDir, `${label}.lookup`);
+      const original = path.join(dir, 'whole-store.original');
+      await copyFile(store, original);
+      // Records of the `extras` database of the current version's own file: core_x, its weeks' x<Monday>, its month.
+      const damages = recordDamageCases(await readFile(original), 'extras', 30, 6);
+      const asked = (damage: { mustRefuse?: string }) => {
+        const k = damage.mustRefuse!;
+        const at = keys.indexOf(k);
+        const find = (name: string) => cases.find((c) => c.name === `2022-03 ${name}`)!;
+        return [
+          // The spec's documents are in `places`, undamaged: the store answers them.
+          { ...find('/v2/graphql spec fields'), keys: [k] },
+          // Every field reads every document of the damaged record (each checked only when read), with its neighbours.
+          { ...find('/v1/graphql every field'), keys: [keys[(at + 1) % keys.length]!, k, keys[(at + 2) % keys.length]!] },
+          // From then on DuckDB answers every look-up of the version, the spec's too.
+          find('/v2/graphql spec fields'),
+        ];
+      };
+      const reference = await serveCases(folder, { LOOKUP_STORES: 'false' }, damages.flatMap(asked));
+      for (const [d, damage] of damages.entries()) {
+        await copyFile(original, store);
+        const lines: string[] = [];
+        const out = new PassThrough();
+        out.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+        const server = await startServer(testConfig(folder.dataDir, { LOG_LEVEL: 'info' }), createLogger('info', 'api', out));
+        try {
+          expect(server.store.current!.lookupPath, damage.name).to.equal('lookup_store');
+          applyDamage(store, damage);
+          const { texts, counted } = await ask(server, folder, asked(damage));
+          expect(texts, damage.name).to.deep.equal(reference.texts.slice(3 * d, 3 * d + 3));
+          const metrics = await (await fetch(`${server.url}/metrics`)).text();
+          expect([counted, server.store.current!.lookupCounts, Number(/^placedata_lookup_store_failures (\d+)$/m.exec(metrics)?.[1])], damage.name)
+            .to.deep.equal([['lookup_store', 'duckdb', 'duckdb'], { lookup_store: 1, duckdb: 2 }, 1]);
+          const failed = lines.filter((l) => l.includes('"msg":"look-up store failed: look-ups of this version read its DuckDB files from now on (slower)"'));
+          expect(failed.length, damage.name).to.equal(1);
+          expect(failed[0], damage.name).to.include(JSON.stringify(damage.mustRefuse).slice(1, -1));
+        } finally {
+          await server.close();
+        }
+      }
+      await copyFile(original, store);
+      console.log(`        ${damages.length} damages to the extras records (${damages.map((x) => x.name.replace(/^extras record of /, '')).join('; ')}): each refused, DuckDB's answer`);
     });
   });
 
