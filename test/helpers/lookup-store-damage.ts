@@ -109,6 +109,34 @@ export function damageCases(file: Buffer, seed: number, perKind: number): Damage
   return cases;
 }
 
+/**
+ * Damage to the records of one named database of a store (`extras`: a whole store's other
+ * documents, read only by look-ups that select them): `count` cases over distinct records, one
+ * byte flipped or up to 8 random bytes written in a record's documents (in a record lmdb
+ * compressed, its LZ4 stream), each naming the key whose record it damaged: payload to lmdb,
+ * checked by the store on every read of that key.
+ */
+export function recordDamageCases(file: Buffer, db: string, seed: number, count: number): Damage[] {
+  const random = seededRandom(seed);
+  const records = lmdbPages(file).tree.filter((p) => p.db === db && p.kind === 'leaf').flatMap((p) => p.leafNodes);
+  if (records.length < count) throw new Error(`the store's ${db} database has ${records.length} records, fewer than ${count}`);
+  const picked = new Set<number>();
+  while (picked.size < count) picked.add(Math.floor(random() * records.length));
+  return [...picked].map((r, i) => {
+    const record = records[r]!;
+    const start = record.value.at + docsStart(file, record.value);
+    const span = record.value.at + record.value.length - start;
+    const flip = i % 2 === 0;
+    const length = flip ? 1 : Math.min(8, span);
+    const at = start + Math.floor(random() * (span - length + 1));
+    const bytes = flip ? [file[at]! ^ 0xff] : Array.from({ length }, (_, k) => (file[at + k]! + 1 + Math.floor(random() * 255)) % 256);
+    return {
+      name: `${db} record of ${record.keyText}: ${flip ? 'one byte flipped' : `${length} bytes changed`} at ${at}`, category: `${db} record documents`,
+      structural: false, writes: [{ at, bytes }], mustRefuse: record.keyText,
+    };
+  });
+}
+
 /** Applies a damage to a file in place (through the page cache an lmdb mapping of it shares). */
 export function applyDamage(path: string, damage: Damage): void {
   const fd = openSync(path, 'r+');

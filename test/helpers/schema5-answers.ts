@@ -94,6 +94,19 @@ export function rangesQuery(path: ApiPath): string {
     ${f.monthRange}(start_date: "2021-12-01", end_date: "2022-04-30") { placekey date_range_start raw_visit_counts popularity_by_day other_columns } } }`;
 }
 
+/**
+ * The date ranges from the first to the last of `weeks` and of `months` (either may be empty: no
+ * range of it), selecting every field of each range's entries (`rangeSelectionsOf`).
+ */
+export function everyRangeQuery(path: ApiPath, sel: RangeSelections, weeks: readonly string[], months: readonly string[]): string {
+  const f = ENTRY_FIELDS[path];
+  const ranges = [
+    ...(weeks.length ? [`${f.weekRange}(start_date: "${weeks[0]}", end_date: "${weeks.at(-1)}") { ${sel.week} }`] : []),
+    ...(months.length ? [`${f.monthRange}(start_date: "${months[0]}", end_date: "${months.at(-1)}") { ${sel.month} }`] : []),
+  ];
+  return `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey ${ranges.join(' ')} } }`;
+}
+
 interface TypeRef { name: string | null; kind: string; ofType: TypeRef | null }
 interface IntrospectedField { name: string; args: { type: TypeRef }[]; type: TypeRef }
 
@@ -113,11 +126,26 @@ async function selectionOf(url: string, path: ApiPath, typeName: string, depth =
   return parts.join(' ');
 }
 
+/** The named type of each field of `path`'s entry type. */
+async function entryTypes(url: string, path: ApiPath): Promise<(field: string) => string> {
+  const res = await postGraphql(url, { query: '{ __type(name: "PlaceEntry") { fields { name type { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } } }' }, {}, path);
+  const entry = (res.body as { data: { __type: { fields: IntrospectedField[] } } }).data.__type.fields;
+  return (field) => named(entry.find((x) => x.name === field)!.type).name!;
+}
+
+/** Every field of the entries of the weekly and monthly date ranges (on /v1 not the types of its weekly and monthly products: maps are JSON there). */
+export interface RangeSelections { readonly week: string; readonly month: string }
+
+/** The selections of every field of the range entries on `path`, from the running server's schema. */
+export async function rangeSelectionsOf(url: string, path: ApiPath): Promise<RangeSelections> {
+  const typeOf = await entryTypes(url, path);
+  const f = ENTRY_FIELDS[path];
+  return { week: await selectionOf(url, path, typeOf(f.weekRange)), month: await selectionOf(url, path, typeOf(f.monthRange)) };
+}
+
 /** The selections of every field of each product on `path`, from the running server's schema. */
 export async function selectionsOf(url: string, path: ApiPath): Promise<Selections> {
-  const res = await postGraphql(url, { query: '{ __type(name: "PlaceEntry") { fields { name type { name kind ofType { name kind ofType { name kind } } } } } }' }, {}, path);
-  const entry = (res.body as { data: { __type: { fields: IntrospectedField[] } } }).data.__type.fields;
-  const typeOf = (field: string) => named(entry.find((x) => x.name === field)!.type).name!;
+  const typeOf = await entryTypes(url, path);
   const f = ENTRY_FIELDS[path];
   return {
     core: await selectionOf(url, path, typeOf(f.core)), week: await selectionOf(url, path, typeOf(f.week)),
