@@ -35,8 +35,8 @@ interface Case {
 
 /**
  * The three ways a look-up is answered (api/lookup/served-version.ts): (a) the file's look-up
- * store for the spec's documents and DuckDB for the rest; (b) a whole store (LOOKUP_STORE_EXTRAS
- * at load) for everything; (c) DuckDB's typed tables alone (LOOKUP_STORES=false).
+ * store for the spec's documents and DuckDB for the rest (LOOKUP_STORE_EXTRAS=false at load); (b)
+ * a whole store (the default) for everything; (c) DuckDB's typed tables alone (LOOKUP_STORES=false).
  */
 type Way = 'a' | 'b' | 'c';
 const WAYS: Readonly<Record<Way, { readonly folder: 'plain' | 'whole'; readonly env: Record<string, string> }>> = {
@@ -146,10 +146,10 @@ function expectSameAnswers(served: Readonly<Record<Way, Served>>, cases: readonl
   }
 }
 
-/** Loads the same releases, in order, into `root/plain` and into `root/whole` (LOOKUP_STORE_EXTRAS=true). */
+/** Loads the same releases, in order, into `root/plain` (LOOKUP_STORE_EXTRAS=false) and into `root/whole` (the default). */
 async function loadBoth(root: string, releases: readonly { release: string; inputs: string[]; month: string | null }[]): Promise<Record<'plain' | 'whole', Folder>> {
   const out = {} as Record<'plain' | 'whole', Folder>;
-  for (const [folder, env] of [['plain', {}], ['whole', { LOOKUP_STORE_EXTRAS: 'true' }]] as const) {
+  for (const [folder, env] of [['plain', { LOOKUP_STORE_EXTRAS: 'false' }], ['whole', {}]] as const) {
     const config = testConfig(path.join(root, folder), env);
     const labels: Record<string, string> = {};
     for (const r of releases) labels[r.release] = (await loadDrop({ dataDir: config.dataDir, inputs: r.inputs, month: r.month, settings: buildSettingsOf(config) })).label;
