@@ -3,7 +3,8 @@
  * run (shared/lookup-store-format.ts):
  *   node bench/lookup-store-formats.ts --data DIR [--work bench/work/lookup-store-formats] [--rounds 3] [--seconds 4] [--baseline DIR]
  * - `format 1`: records as they are (the format of earlier releases, the writer's `format: 1`);
- * - `format 2`: the records compressed by lmdb's own LZ4 with the file's dictionary (the format written);
+ * - `format 2`: the records compressed by lmdb's own LZ4 with the file's dictionary (the writer's
+ *   default, format 3, whose `places` is this: its `extras` is built only with `extras: true`);
  * - `zstd`: each format-1 record compressed by node:zlib's zstd (level 3) with a 64 KiB raw
  *   dictionary of the file's documents, read back with `zstdDecompressSync`: compression of our
  *   own, kept only if it beat lmdb's. Built by re-encoding the format-1 store's records (its time

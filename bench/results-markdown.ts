@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 
 /**
  * The line in bench/RESULTS.md after which everything is written by hand (figures measured apart
- * from `npm run bench`, e.g. with bench/typed-serving.ts): a bench run rewrites what is above it
+ * from `npm run bench`, e.g. with bench/extras-paths.ts): a bench run rewrites what is above it
  * from bench/results.json and keeps what is below it as it is.
  */
 export const HAND_MARKER = '<!-- Written by hand below this line: `npm run bench` keeps it as it is. -->';

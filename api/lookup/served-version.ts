@@ -31,8 +31,9 @@ export interface ServeOptions {
   /** Most keys one coalesced look-up query binds (see LookupCoalescer). */
   readonly coalesceKeys: number;
   /**
-   * The process's open look-up stores (LOOKUP_STORES on, the default): look-ups of core and weeks
-   * read the stores of the files holding them. Without it every look-up is a DuckDB statement.
+   * The process's open look-up stores (LOOKUP_STORES on, the default): look-ups read the stores of
+   * the files holding them where those can answer them (api/lookup/store-documents.ts
+   * storesAnswer). Without it every look-up is a DuckDB statement.
    */
   readonly stores?: OpenStores;
   /** Told when a store fails in service (the version's look-ups go to DuckDB from then on). */
