@@ -11,8 +11,9 @@ async function exists(file: string): Promise<boolean> {
 
 /**
  * Checks a closed, checkpointed build before it may become a version: no write-ahead log left
- * behind, the metadata names the label, the partitions it claims as its own match its tables
- * row for row, and `version_info`'s counts are the sums of all its partitions.
+ * behind, the metadata names the label, the core and weekly rows it claims as its own are the rows
+ * of its tables, and `version_info`'s core and weekly counts are the sums of all its partitions
+ * (monthly patterns and geometry are not counted here).
  * @throws AppError VERSION_INVALID naming what does not hold.
  */
 export async function verifyBuiltFile(file: string, label: string, memoryLimit: string): Promise<void> {

@@ -40,7 +40,10 @@ export class FileVersionPointer implements VersionPointer {
     return readPointer(this.#dataDir);
   }
 
-  /** Not atomic across processes (a file cannot be): on one machine, publishing is one worker's work. */
+  /**
+   * Not atomic across processes (a file cannot be): every publish on one machine holds the publish
+   * lock (shared/local-publish-lock.ts) around it, so the check and the write are one holder's.
+   */
   async swap(expected: string | null, label: string): Promise<boolean> {
     if ((await readPointer(this.#dataDir)) !== expected) return false;
     await writePointer(this.#dataDir, label);
