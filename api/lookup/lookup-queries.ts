@@ -91,7 +91,7 @@ const TABLE_OF: Readonly<Record<Slot, { readonly table: string; readonly period:
  * in a column named as the store's (`core`, `w<Monday>`, ...): read there, a file of an earlier
  * release answers as fast as it did (its look-up store holds the spec's documents only).
  */
-const SERVING_OF: Readonly<Record<Slot, string>> = {
+export const SERVING_OF: Readonly<Record<Slot, string>> = {
   core: 'serve_places', week: 'serve_places', coreExtras: 'serve_extras', weekExtras: 'serve_extras', month: 'serve_more', geometry: 'serve_more',
 };
 
@@ -117,13 +117,14 @@ function readOf(t: Target, sources: DocumentSources): Read {
 }
 
 /** Targets grouped by the rows they are read from (one file's table, one period): one part of the statement each, in first-seen order. */
-function partsOf(targets: readonly Target[], sources: DocumentSources): { readonly read: Read; readonly targets: Target[] }[] {
-  const parts = new Map<string, { read: Read; targets: Target[] }>();
+function partsOf(targets: readonly Target[], sources: DocumentSources): { readonly read: Read; readonly targets: Target[]; readonly docs: string[] }[] {
+  const parts = new Map<string, { read: Read; targets: Target[]; docs: string[] }>();
   for (const t of targets) {
     const read = readOf(t, sources);
     const key = `${t.db}\u0000${read.table}\u0000${read.period ?? ''}`;
-    const part = parts.get(key) ?? { read, targets: [] };
+    const part = parts.get(key) ?? { read, targets: [], docs: [] };
     part.targets.push(t);
+    part.docs.push(read.doc);
     parts.set(key, part);
   }
   return [...parts.values()];
@@ -156,8 +157,8 @@ export async function fetchDocuments(conn: DuckDBConnection, request: LookupRequ
   const bound = [...request.placekeys, ...Array<string>(count - request.placekeys.length).fill(request.placekeys[0]!)];
   const params = bound.map((_, i) => `$${i + 1}`).join(', ');
   const parts = partsOf(targets, sources);
-  const sql = parts.map(({ read, targets: part }, id) => {
-    const fields = ['placekey', ...part.map((t) => `coalesce(${readOf(t, sources).doc}, '')`)].join(`, chr(31), `);
+  const sql = parts.map(({ read, targets: part, docs }, id) => {
+    const fields = ['placekey', ...docs.map((doc) => `coalesce(${doc}, '')`)].join(`, chr(31), `);
     // An indexed key is found by an index scan of the IN list (the in_clause rewrite is off for
     // served versions); a scanned table is probed by a semi join on the keys, a hash lookup per
     // row, where the IN list compared every key (100 keys, one week of 100k POIs: 27 ms against 98).

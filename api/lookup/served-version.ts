@@ -8,7 +8,7 @@ import { hasWeekExtras } from '../../shared/version-documents.ts';
 import { READABLE_SCHEMAS, TABLES } from '../../shared/version-schema.ts';
 import { ConnectionPool } from './connection-pool.ts';
 import { LookupCoalescer } from './lookup-coalescer.ts';
-import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
+import { fetchDocuments, SERVING_OF, type DocumentSources, type Found, type LookupRequest } from './lookup-queries.ts';
 import type { LookupStore } from './lookup-store.ts';
 import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
@@ -348,7 +348,7 @@ function columnsIn(columns: FileColumns, file: string, table: string): readonly 
 }
 
 /** The serving table of schemas 3 to 5 (api/lookup/lookup-queries.ts reads such a file's documents there). */
-const SERVING_PLACES = 'serve_places';
+const SERVING_PLACES = SERVING_OF.core;
 const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry, SERVING_PLACES];
 
 /** The columns of the product tables (and of an earlier release's serving table) of each file of the version (attached under their labels). */

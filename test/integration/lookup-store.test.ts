@@ -7,6 +7,7 @@ import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
 import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { documentSql } from '../../shared/version-documents.ts';
 import { TABLES } from '../../shared/version-schema.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
@@ -77,7 +78,7 @@ async function documentsOf(conn: DuckDBConnection, columns: readonly string[]): 
     if (c === 'core') return `SELECT placekey, ${documentSql.core()} AS d FROM ${TABLES.core}`;
     if (c === 'core_x') return `SELECT placekey, ${documentSql.coreExtras(core!)} AS d FROM ${TABLES.core}`;
     if (c === 'geometry') return `SELECT placekey, ${documentSql.geometry(geometry!)} AS d FROM ${TABLES.geometry}`;
-    const when = `DATE '${day(c.slice(1))}'`;
+    const when = `DATE ${quoteLiteral(day(c.slice(1)))}`;
     if (c.startsWith('w')) return `SELECT placekey, ${documentSql.week()} AS d FROM ${TABLES.weekly} WHERE week_start = ${when}`;
     if (c.startsWith('x')) return `SELECT placekey, ${documentSql.weekExtras(weekly!)} AS d FROM ${TABLES.weekly} WHERE week_start = ${when}`;
     return `SELECT placekey, ${documentSql.month(monthly!)} AS d FROM ${TABLES.monthly} WHERE month_start = ${when}`;
