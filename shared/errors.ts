@@ -24,6 +24,11 @@ export const ErrorCodes = {
   RATE_LIMITED: 'RATE_LIMITED',
   BAD_REQUEST: 'BAD_REQUEST',
   BAD_USER_INPUT: 'BAD_USER_INPUT',
+  /**
+   * A place to match (`lookup(query:)`, `batch_match`) has too little to identify a place: the
+   * message names the query (`queries[<i>]`) and what it has and would need. The whole request is refused.
+   */
+  MATCH_QUERY_INCOMPLETE: 'MATCH_QUERY_INCOMPLETE',
   GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
   GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
   NOT_FOUND: 'NOT_FOUND',

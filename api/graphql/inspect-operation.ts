@@ -10,13 +10,13 @@ import type { GraphqlParams } from './request-params.ts';
 export interface OperationShape {
   /** `query`, `mutation` or `subscription`; null when the document does not parse or does not name one operation. */
   readonly type: string | null;
-  /** Placekeys asked for across the operation's `batch_lookup`, `lookup` and `search` fields (see `inspectOperation`). */
+  /** Placekeys asked for across the operation's `batch_lookup`, `lookup`, `batch_match` and `search` fields (see `inspectOperation`). */
   readonly placekeys: number;
 }
 
 /**
  * How one field counts: a fixed number, or a variable's value: the length of a list
- * (`batch_lookup`'s `placekeys`) or an integer (`results`' `first` in a `search`).
+ * (`batch_lookup`'s `placekeys`, `batch_match`'s `queries`) or an integer (`results`' `first` in a `search`).
  */
 type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean };
 
@@ -44,7 +44,7 @@ interface Plan {
   readonly rootFields: readonly string[];
 }
 
-/** Literal value -> Placekeys it stands for (a single value is coerced to a one-item list). */
+/** Literal value -> Placekeys (or queries) it stands for (a single value is coerced to a one-item list). */
 function countLiteral(value: ValueNode | undefined): number {
   if (value === undefined || value.kind === Kind.NULL) return 0;
   return value.kind === Kind.LIST ? value.values.length : 1;
@@ -85,8 +85,11 @@ function searchTerms(search: FieldNode, key: string, operation: OperationDefinit
   return terms;
 }
 
+/** Root fields that ask for one Placekey per item of a list argument: `batch_lookup` (and `places`) per Placekey, `batch_match` per query. */
+const LIST_COSTS: Readonly<Record<string, string>> = { batch_lookup: 'placekeys', places: 'placekeys', batch_match: 'queries' };
+
 /**
- * The root `batch_lookup` fields of an operation, one per response key: fields with the same
+ * The root `batch_lookup` (and `batch_match`) fields of an operation, one per response key: fields with the same
  * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
  */
 function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): { terms: Term[]; rootFields: string[] } {
@@ -99,11 +102,12 @@ function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<
         if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
         const name = sel.name.value;
         const key = sel.alias?.value ?? name;
-        // `lookup` (the hosted API's single look-up, and its v1-early name `place`) asks for one Placekey.
+        // `lookup` (the hosted API's single look-up by Placekey or query, and its v1-early name `place`) asks for one Placekey.
         if (name === 'lookup' || name === 'place') byResponseKey.set(key, { fixed: 1 });
         if (name === 'search') for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
-        if (name !== 'batch_lookup' && name !== 'places') continue;
-        const argument = sel.arguments?.find((a) => a.name.value === 'placekeys');
+        const list = Object.hasOwn(LIST_COSTS, name) ? LIST_COSTS[name]! : null;
+        if (list === null) continue;
+        const argument = sel.arguments?.find((a) => a.name.value === list);
         byResponseKey.set(key, termOf(operation, argument?.value));
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         walk(sel.selectionSet);
@@ -159,8 +163,8 @@ function countVariable(variables: unknown, term: { variable: string; fallback: n
 
 /**
  * The operation a request selects and the Placekeys it asks for (one per root `lookup`, plus): the sum, over the operation's
- * root `batch_lookup` fields (through fragments; one per response key), of the length of each
- * `placekeys` list, literal or variable, as written (`@skip`/`@include` are not applied), plus
+ * root `batch_lookup` and `batch_match` fields (through fragments; one per response key), of the length of each
+ * `placekeys` (`queries`) list, literal or variable, as written (`@skip`/`@include` are not applied), plus
  * the `first` of each page of each root `search` (20 when not given, at most 1000).
  * A document that does not parse, or a request that does not select one operation, asks for 0.
  */

@@ -1,7 +1,10 @@
 import { GraphQLList, GraphQLNonNull, type GraphQLFieldConfig, type GraphQLObjectType, type GraphQLResolveInfo } from 'graphql';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { canonicalPlacekey } from '../../shared/placekey.ts';
+import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import { findDocuments } from './find-documents.ts';
+import { matchQueries } from './match-queries.ts';
+import { PlaceQueryInput } from './place-query-input.ts';
 import { planLookup } from './plan-lookup.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 import type { Entry, RequestContext } from './request-context.ts';
@@ -34,12 +37,40 @@ export function batchLookupField(entry: GraphQLObjectType<Entry, RequestContext>
   };
 }
 
-/** `lookup(placekey:)` (and the v1-early name `place`). */
+/** `place(placekey:)`: the v1-early single look-up, by Placekey only. */
 export function lookupField(entry: GraphQLObjectType<Entry, RequestContext>, description: string): Field {
   return {
     type: entry,
     description,
     args: { placekey: { type: new GraphQLNonNull(PlacekeyScalar), description: 'The Placekey to look up.' } },
     resolve: async (_root, args: { placekey: string }, ctx, info) => (await lookupEntries([args.placekey], ctx, info, info.fieldName))[0]!,
+  };
+}
+
+/**
+ * `lookup(placekey:)` or `lookup(query:)`, the hosted API's single look-up: by Placekey, or the
+ * best match of a described place at the default threshold (null when none reaches it).
+ * @throws AppError BAD_USER_INPUT unless exactly one of the two is given
+ */
+export function lookupOrMatchField(entry: GraphQLObjectType<Entry, RequestContext>, description: string): Field {
+  return {
+    type: entry,
+    description,
+    args: {
+      placekey: { type: PlacekeyScalar, description: 'The Placekey to look up (or give `query`).' },
+      query: { type: PlaceQueryInput, description: 'A place to match by name, address or coordinates (or give `placekey`): the entry of its best match, null below the default confidence threshold.' },
+    },
+    resolve: async (_root, args: { placekey?: string | null; query?: PlaceQuery | null }, ctx, info) => {
+      const byKey = args.placekey !== null && args.placekey !== undefined;
+      const byQuery = args.query !== null && args.query !== undefined;
+      if (byKey === byQuery) {
+        throw new AppError(ErrorCodes.BAD_USER_INPUT, `${info.fieldName} takes exactly one of placekey and query; got ${byKey ? 'both' : 'neither'}`);
+      }
+      if (byKey) return (await lookupEntries([args.placekey!], ctx, info, info.fieldName))[0]!;
+      const [answer] = await matchQueries([args.query!], ctx, info, {
+        field: info.fieldName, nameOf: () => 'query', candidates: 1, entryNodes: info.fieldNodes, candidateEntries: false,
+      });
+      return answer!.entry;
+    },
   };
 }

@@ -9,14 +9,14 @@ import { requestParams } from '../graphql/request-params.ts';
  * document that does not parse, select one operation or name a known field: `other`), `export`
  * for the export endpoint, or `unknown` when it was refused before its body was read.
  */
-export const OPERATIONS = ['batch_lookup', 'lookup', 'search', 'dataset_versions', 'export', 'introspection', 'mixed', 'other', 'unknown'] as const;
+export const OPERATIONS = ['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions', 'export', 'introspection', 'mixed', 'other', 'unknown'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /** How a request ended: served, refused (the caller's doing), rate-limited, failed (ours), or cut by the client. */
 export const OUTCOMES = ['ok', 'refused', 'rate_limited', 'error', 'aborted'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-const ROOT_FIELDS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'search', 'dataset_versions']);
+const ROOT_FIELDS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions']);
 /** /v1's early names of the same operations count as those operations. */
 const HOSTED_NAMES: Readonly<Record<string, string>> = { places: 'batch_lookup', place: 'lookup' };
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));

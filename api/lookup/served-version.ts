@@ -14,6 +14,7 @@ import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
 import { unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
 import type { VersionFileSet } from '../versions/version-file-set.ts';
+import type { MatchSource } from '../../shared/matching/match-places.ts';
 
 /**
  * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,
@@ -66,6 +67,8 @@ export class ServedVersion {
   readonly hasGeometry: boolean;
   /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
   readonly coreColumns: ReadonlySet<string>;
+  /** Whether the file holding core has a match index (files built before matching have none: matching derives it from core). */
+  readonly #hasMatchIndex: boolean;
   /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
   readonly weeks: readonly string[];
   /** The months (1sts, YYYY-MM-01) of monthly patterns this version holds, oldest first. */
@@ -110,6 +113,7 @@ export class ServedVersion {
     this.latestMonth = this.months.at(-1) ?? null;
     this.hasGeometry = this.#routes.geometry !== null;
     this.coreColumns = new Set(columnsIn(columns, this.#routes.core ?? this.label, TABLES.core));
+    this.#hasMatchIndex = columnsIn(columns, this.#routes.core ?? this.label, MATCH_INDEX).length > 0;
     this.#columns = columns;
     this.#instance = instance;
     this.#pool = pool;
@@ -205,6 +209,16 @@ export class ServedVersion {
   tableOf(product: TableProduct, period: string | null = null): string {
     const { database, table } = this.sourceOf(product, period);
     return `${quoteIdent(database)}.${table}`;
+  }
+
+  /**
+   * What matching reads in this version: core, and the match index of the file holding it when
+   * that file has one (run the match with `query`).
+   * @throws AppError DATA_UNAVAILABLE when the file holding core is missing or damaged here.
+   */
+  matchSource(): MatchSource {
+    const { database } = this.sourceOf('core');
+    return { core: this.tableOf('core'), index: this.#hasMatchIndex ? `${quoteIdent(database)}.${MATCH_INDEX}` : null };
   }
 
   /**
@@ -349,12 +363,14 @@ function columnsIn(columns: FileColumns, file: string, table: string): readonly 
 
 /** The serving table of schemas 3 to 5 (api/lookup/lookup-queries.ts reads such a file's documents there). */
 const SERVING_PLACES = SERVING_OF.core;
-const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry, SERVING_PLACES];
+/** The match index a file built since matching holds beside core (shared/matching/match-places.ts MatchSource). */
+const MATCH_INDEX = 'match_places';
+const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry, SERVING_PLACES, MATCH_INDEX];
 
-/** The columns of the product tables (and of an earlier release's serving table) of each file of the version (attached under their labels). */
+/** The columns of the product tables (and of an earlier release's serving table, and of the match index) of each file of the version (attached under their labels). */
 async function readFileColumns(conn: DuckDBConnection, labels: readonly string[]): Promise<FileColumns> {
   const rows = (await conn.runAndReadAll(`SELECT database_name, table_name, column_name FROM duckdb_columns()
-    WHERE schema_name = 'main' AND table_name IN ($1, $2, $3, $4, $5) ORDER BY database_name, table_name, column_index`, [...PRODUCT_TABLES])).getRowObjectsJS();
+    WHERE schema_name = 'main' AND table_name IN ($1, $2, $3, $4, $5, $6) ORDER BY database_name, table_name, column_index`, [...PRODUCT_TABLES])).getRowObjectsJS();
   const out = new Map<string, Map<string, string[]>>(labels.map((l) => [l, new Map()]));
   for (const r of rows) {
     const tables = out.get(String(r['database_name']));

@@ -25,6 +25,16 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
       .to.deep.equal({ type: 'query', placekeys: 4 });
   });
 
+  it('counts batch_match as batch_lookup, one per query (variable or written), and lookup(query:) as one', () => {
+    const q = 'query($q: [PlaceQuery!]!) { batch_match(queries: $q) { placekey } }';
+    expect(look(q, { q: [{ location_name: 'a' }, { location_name: 'b' }, { location_name: 'c' }] })).to.deep.equal({ type: 'query', placekeys: 3 });
+    expect(look(q, { q: { location_name: 'a' } })).to.deep.equal({ type: 'query', placekeys: 1 });
+    expect(look('{ batch_match(queries: [{ street_address: "1 Main St", postal_code: "1" }, { street_address: "2 Main St", postal_code: "1" }], min_confidence: 0.5) { placekey } }'))
+      .to.deep.equal({ type: 'query', placekeys: 2 });
+    expect(look('{ a: batch_match(queries: { location_name: "x" }) { placekey } lookup(query: { location_name: "y" }) { placekey } batch_lookup(placekeys: ["c"]) { placekey } }'))
+      .to.deep.equal({ type: 'query', placekeys: 3 });
+  });
+
   it('charges a search the `first` of each of its pages (20 when not given, at most 1000), by response key, through fragments', () => {
     const page = (args: string) => `search(filter: {}) { places { results${args} { edges { cursor } } } }`;
     expect(look(`{ ${page('')} }`)).to.deep.equal({ type: 'query', placekeys: 20 });

@@ -14,6 +14,8 @@ describe('request kind: the bounded operation and outcome labels of metrics and 
       post('{ batch_lookup(placekeys: ["a"]) { placekey } }'),
       post('{ a: lookup(placekey: "a") { placekey } b: lookup(placekey: "b") { placekey } __typename }'),
       post('{ search { places { results { edges { cursor } } } } }'),
+      post('{ batch_match(queries: [{ street_address: "1 Main St", postal_code: "94107" }]) { placekey } }'),
+      post('{ lookup(query: { location_name: "Taco Bell", postal_code: "94107" }) { placekey } }'),
       post('{ dataset_versions { label } }'),
       post('{ __schema { types { name } } __typename }'),
       post('{ batch_lookup(placekeys: ["a"]) { placekey } dataset_versions { label } }'),
@@ -28,7 +30,7 @@ describe('request kind: the bounded operation and outcome labels of metrics and 
       operationOf(request('GET', '/v1/export/weekly'), 5000),
       operationOf(request('GET', '/healthz'), 5000),
       operationOf(request('GET', '/metrics'), 5000),
-    ]).to.deep.equal(['batch_lookup', 'lookup', 'search', 'dataset_versions', 'introspection', 'mixed', 'dataset_versions', 'other', 'other', 'other', 'other',
+    ]).to.deep.equal(['batch_lookup', 'lookup', 'search', 'batch_match', 'lookup', 'dataset_versions', 'introspection', 'mixed', 'dataset_versions', 'other', 'other', 'other', 'other',
       'unknown', 'lookup', 'dataset_versions', 'export', null, null]);
   });
 

@@ -3,25 +3,28 @@ import { searchField } from '../search-field.ts';
 import { datasetVersionsField } from '../dataset-versions.ts';
 import { versionDiffField } from '../version-diff-field.ts';
 import { entryType } from '../entry-type.ts';
-import { batchLookupField, lookupField } from '../lookup-fields.ts';
+import { batchLookupField, lookupOrMatchField } from '../lookup-fields.ts';
+import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
 
 /**
  * The schema of /v2/graphql: the spec's `batch_lookup` with our `placedata_*` products, and the
- * hosted Places API's v2: `lookup`, `batch_lookup`, `search(filter:)` with keyset pages of
+ * hosted Places API's v2: `lookup` (by Placekey or by a described place), `batch_lookup`, our
+ * `batch_match`, `search(filter:)` with keyset pages of
  * places or of weekly patterns, the `safegraph_*` products with maps as JSON, and `DateTime`
  * arguments.
  */
 export function buildV2Schema(): GraphQLSchema {
   const entry = entryType('v2');
   return new GraphQLSchema({
-    description: 'POST /v2/graphql: the spec\'s batch_lookup, and the hosted Places API\'s v2 (lookup, search with cursor pages of places or weekly patterns, safegraph_* products with maps as JSON, DateTime arguments).',
+    description: 'POST /v2/graphql: the spec\'s batch_lookup, and the hosted Places API\'s v2 (lookup by Placekey or by name and address, batch_match, search with cursor pages of places or weekly patterns, safegraph_* products with maps as JSON, DateTime arguments).',
     query: new GraphQLObjectType<unknown, RequestContext>({
       name: 'Query',
       description: 'The read operations of /v2/graphql.',
       fields: {
         batch_lookup: batchLookupField(entry, 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).'),
-        lookup: lookupField(entry, 'The hosted Places API\'s single look-up: the entry `batch_lookup` would return for this Placekey (products null when it has no POI).'),
+        lookup: lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'),
+        batch_match: batchMatchField(entry),
         search: searchField(entry),
         dataset_versions: datasetVersionsField,
         version_diff: versionDiffField,
