@@ -41,6 +41,8 @@ export const K = {
   /** In the Go example's variables. */
   museum: '22s-223@63j-4f8-7qz',
   toronto: 'zzy-227@5sb-8cw-pjv',
+  /** The place of safegraphQL's `lookup_by_name` README example (its answer's Placekey). */
+  tacoBell: '224-222@5vg-7gv-d7q',
 } as const;
 
 /** In the Go example's variables, with no POI. */
@@ -104,6 +106,8 @@ const hotel = core(K.hotel, { name: 'Harbor Inn', ids: ['SG_BRAND_4c1d'], brands
 const museum = core(K.museum, { name: 'Lakeside Museum', ids: [], brands: [], top: 'Museums, Historical Sites, and Similar Institutions', sub: 'Museums', naics: 712110, lat: 41.8781, lng: -87.6298, street: '1200 S Lake Shore Dr', city: 'Chicago', region: 'IL', postal: '60605', country: 'US', phone: null, tags: [] });
 const toronto = core(K.toronto, { name: 'Queen St Bar', ids: [], brands: [], top: 'Drinking Places (Alcoholic Beverages)', sub: 'Drinking Places (Alcoholic Beverages)', naics: 722410, lat: 43.6532, lng: -79.3832, street: '1 Queen St W', city: 'Toronto', region: 'ON', postal: 'M5H 2N2', country: 'CA', phone: null, tags: [] });
 
+const tacoBell = core(K.tacoBell, { name: 'Taco Bell', ids: ['SG_BRAND_e1f8'], brands: ['Taco Bell'], top: 'Restaurants and Other Eating Places', sub: 'Limited-Service Restaurants', naics: 722513, lat: 37.7786, lng: -122.393, street: '710 3rd St', city: 'San Francisco', region: 'CA', postal: '94107', country: 'US', phone: '14155550177', tags: ['Fast Food'] });
+
 const poi = (c: Doc, weeks: Doc[], months: Doc[], geometry: Doc | null): Poi => ({
   placekey: String(c['placekey']), core: c, geometry,
   weeks: Object.fromEntries(weeks.map((w) => [String(w['date_range_start']).slice(0, 10), w])),
@@ -127,6 +131,7 @@ export const POIS: readonly Poi[] = [
   poi(hotel, [], [], null),
   poi(museum, [week(museum, '2022-03-21', '-05:00', [300, 280, 290, 310, 330, 500, 480])], [], null),
   poi(toronto, [week(toronto, '2022-03-14', '-04:00', [10, 11, 12, 13, 30, 40, 20]), week(toronto, '2022-03-21', '-04:00', [9, 12, 12, 14, 31, 41, 22])], [], null),
+  poi(tacoBell, [week(tacoBell, '2022-03-21', '-07:00', [210, 190, 205, 220, 260, 300, 240])], [], null),
 ];
 
 export const poiOf = (placekey: string): Poi | undefined => POIS.find((p) => p.placekey === placekey);

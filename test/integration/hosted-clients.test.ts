@@ -159,6 +159,11 @@ describe('the hosted Places API\'s public clients, replayed document by document
       });
     }
 
+    it('lookup_by_name(): lookup(query: { location_name street_address city region iso_country_code }) with safegraph_core, its README example', async () => {
+      const query = await fixture('sep_lookup_by_name.graphql');
+      expect(await send('v1', { query })).to.deep.equal(ok({ lookup: entries(query, 'v1', [K.tacoBell])[0] }, 1));
+    });
+
     it('search(first:, after:, filter: { brand, address: { city } }) returning places, with safegraph_core', async () => {
       const query = await fixture('sep_search_core.graphql');
       expect(await send('v1', { query })).to.deep.equal(ok({ search: entries(query, 'v1', [K.starbucks]) }, 1));
