@@ -75,7 +75,8 @@ export function batchMatchField(entry: GraphQLObjectType<Entry, RequestContext>)
   const { result } = matchTypes(entry);
   const candidatesField = result.getFields()['candidates']! as GraphQLField<unknown, unknown>;
   return {
-    type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(result))),
+    // Nullable as batch_lookup: a refused request answers `batch_match: null` beside its error.
+    type: new GraphQLList(new GraphQLNonNull(result)),
     description: `Matches places described by name, address or coordinates to their Placekeys: one result per query, in request order (at most MAX_BATCH, 1000 by default; each query costs one Placekey in the rate limit). A query that cannot identify a place refuses the whole request (MATCH_QUERY_INCOMPLETE).`,
     args: {
       queries: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(PlaceQueryInput))), description: 'The places to match.' },

@@ -228,6 +228,16 @@ describe('a missing or damaged inherited file costs what it holds: the rest of t
       expect(search.body.errors.map((e: { message: string; extensions: unknown }) => [e.message, e.extensions])).to.deep.equal([[
         `Dataset version ${v3.label} cannot answer this on this server: core is unavailable (the file holding it is damaged); the rest of the version is served`, { code: 'DATA_UNAVAILABLE' },
       ]]);
+      // Matching reads core (and its match index): batch_match and lookup(query:) are refused the same way, on both paths.
+      const coreGone = `Dataset version ${v3.label} cannot answer this on this server: core is unavailable (the file holding it is damaged); the rest of the version is served`;
+      const refusedMatch = (field: string) => ({
+        errors: [{ message: coreGone, locations: [{ line: 1, column: 3 }], path: [field], extensions: { code: 'DATA_UNAVAILABLE' } }],
+        data: { [field]: null }, extensions: { row_count: 0, version_date: v3.label },
+      });
+      const match = await postGraphql(server.url, { query: '{ batch_match(queries: [{ street_address: "1 Main St", postal_code: "84101" }]) { placekey } }' });
+      expect(match.body).to.deep.equal(refusedMatch('batch_match'));
+      const byName = await postGraphql(server.url, { query: '{ lookup(query: { location_name: "Two", postal_code: "84101" }) { placekey } }' }, {}, '/v2/graphql');
+      expect(byName.body).to.deep.equal(refusedMatch('lookup'));
       const core = await getExport(server.url, '/v1/export/core');
       expect([core.status, errorBody(core)]).to.deep.equal([503, { errors: [{ message: `Dataset version ${v3.label} cannot answer this on this server: core is unavailable (the file holding it is damaged); the rest of the version is served`, extensions: { code: 'DATA_UNAVAILABLE' } }] }]);
       // No internals reach the caller: no file name, path or checksum.

@@ -19,7 +19,7 @@ describe('rate limits per key: a request costs its Placekeys, counted in Redis (
   let server: RunningServer;
   let redis: Redis;
   const prefix = `placedata-rl-test-${randomBytes(4).toString('hex')}`;
-  const keys = Array.from({ length: 4 }, () => `pd_test_${randomBytes(16).toString('hex')}`);
+  const keys = Array.from({ length: 5 }, () => `pd_test_${randomBytes(16).toString('hex')}`);
   const counter = (apiKey: string) => redis.get(`${prefix}:${digestKey(apiKey).slice('sha256:'.length)}`);
   const pk = (n: number) => fixture.core.slice(0, n).map((r) => r['placekey']!);
   const headersOf = (res: { headers: Headers }) => ({
@@ -60,6 +60,16 @@ describe('rate limits per key: a request costs its Placekeys, counted in Redis (
     const mixed = await postGraphql(server.url, { query, variables: { p: pk(2) } }, { apikey: key });
     expect([mixed.status, headersOf(mixed).remaining]).to.deep.equal([200, '9']);
     expect(await counter(key)).to.equal('11');
+  });
+
+  it('charges batch_match one per query, as batch_lookup one per Placekey, and lookup(query:) one', async () => {
+    const key = keys[4]!;
+    const q = { street_address: '1134 Tremont Rd', postal_code: '02108' };
+    const batch = await postGraphql(server.url, { query: 'query($q: [PlaceQuery!]!) { batch_match(queries: $q) { query_id } }', variables: { q: [q, q, q, q] } }, { apikey: key });
+    expect([batch.status, headersOf(batch).remaining]).to.deep.equal([200, '16']);
+    const one = await postGraphql(server.url, { query: '{ lookup(query: { street_address: "1134 Tremont Rd", postal_code: "02108" }) { placekey } }' }, { apikey: key });
+    expect([one.status, headersOf(one).remaining]).to.deep.equal([200, '15']);
+    expect(await counter(key)).to.equal('5');
   });
 
   it('past the limit: 429 RATE_LIMITED with Retry-After, no data read, nothing charged; a request that still fits passes', async () => {
