@@ -14,6 +14,7 @@ import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
 import { unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
 import type { VersionFileSet } from '../versions/version-file-set.ts';
+import { MATCH_TABLE } from '../../shared/matching/match-index.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
 
 /**
@@ -363,8 +364,8 @@ function columnsIn(columns: FileColumns, file: string, table: string): readonly 
 
 /** The serving table of schemas 3 to 5 (api/lookup/lookup-queries.ts reads such a file's documents there). */
 const SERVING_PLACES = SERVING_OF.core;
-/** The match index a file built since matching holds beside core (shared/matching/match-places.ts MatchSource). */
-const MATCH_INDEX = 'match_places';
+/** The match index a file built since matching holds beside core (shared/matching/match-index.ts). */
+const MATCH_INDEX = MATCH_TABLE;
 const PRODUCT_TABLES: readonly string[] = [TABLES.core, TABLES.weekly, TABLES.monthly, TABLES.geometry, SERVING_PLACES, MATCH_INDEX];
 
 /** The columns of the product tables (and of an earlier release's serving table, and of the match index) of each file of the version (attached under their labels). */
