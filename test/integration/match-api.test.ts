@@ -52,7 +52,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
   const ABSENT = { query_id: 'store-3', location_name: 'Nowhere Diner', street_address: '9 Imaginary Way', city: 'Boston', region: 'MA', postal_code: '02108' };
   const CHAIN_QUERY = { location_name: 'Liberty Bistro', city: 'New York', region: 'NY' };
 
-  const ENTRY = `entry { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-14") { raw_visit_counts } }`;
+  const ENTRY = `entry { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-21") { raw_visit_counts } }`;
   const BATCH = `query($queries: [PlaceQuery!]!, $min: Float) {
   batch_match(queries: $queries, min_confidence: $min) {
     query_id placekey confidence matched_on
@@ -62,7 +62,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
 }`;
   /** The entry batch_lookup answers for a Placekey with ENTRY's selection. */
   const entryOf = (placekey: string) => {
-    const week = visits(placekey, '2022-03-14');
+    const week = visits(placekey, '2022-03-21');
     return { placekey, placedata_core: expectedCore(rowOf(placekey)), placedata_weekly_patterns: week ? { raw_visit_counts: Number(week['raw_visit_counts']) } : null };
   };
   const ok = (data: unknown, rowCount: number) => ({ status: 200, body: { data, extensions: { row_count: rowCount, version_date: label } } });
@@ -120,12 +120,12 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
       });
 
       it('lookup(query:): the entry of the best match (as lookup(placekey:) answers it), null when nothing matches at the default threshold', async () => {
-        const query = `query($q: PlaceQuery) { lookup(query: $q) { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-14") { raw_visit_counts } } }`;
+        const query = `query($q: PlaceQuery) { lookup(query: $q) { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-21") { raw_visit_counts } } }`;
         expect(await send({ query, variables: { q: exactQuery() } }, path)).to.deep.equal(ok({ lookup: entryOf(EXACT) }, 1));
         expect(await send({ query, variables: { q: namedQuery() } }, path)).to.deep.equal(ok({ lookup: entryOf(NAMED) }, 1));
         expect(await send({ query, variables: { q: ABSENT } }, path)).to.deep.equal(ok({ lookup: null }, 0));
         expect(await send({ query, variables: { q: CHAIN_QUERY } }, path)).to.deep.equal(ok({ lookup: null }, 0));
-        const byKey = await send({ query: `{ lookup(placekey: "${EXACT}") { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-14") { raw_visit_counts } } }` }, path);
+        const byKey = await send({ query: `{ lookup(placekey: "${EXACT}") { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-21") { raw_visit_counts } } }` }, path);
         expect(byKey).to.deep.equal(ok({ lookup: entryOf(EXACT) }, 1));
       });
 

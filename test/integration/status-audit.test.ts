@@ -61,6 +61,7 @@ const CASES: readonly Case[] = [
   { name: 'a variable of the wrong type', body: { query: 'query($d: String) { dataset_versions { label } lookup(placekey: "222-222@5vg-7gq-tvz") { placedata_weekly_patterns(date: $d) { raw_visit_counts } } }', variables: { d: 7 } }, status: [200, 400], code: 'BAD_USER_INPUT', data: false },
   { name: 'a bad Placekey written in the query', body: { query: '{ lookup(placekey: "nope") { placekey } }' }, status: [200, 400], code: 'BAD_PLACEKEY', data: false },
   { name: 'a bad date (execution: batch_lookup null)', body: { query: '{ batch_lookup(placekeys: ["222-222@5vg-7gq-tvz"]) { placedata_weekly_patterns(date: "2022-02-30") { raw_visit_counts } } }' }, status: [200, 200], code: 'BAD_DATE', data: true },
+  { name: 'a match query that cannot identify a place (execution: batch_match null)', body: { query: '{ batch_match(queries: [{ location_name: "Lucky Bank" }]) { placekey } }' }, status: [200, 200], code: 'MATCH_QUERY_INCOMPLETE', data: true },
   { name: 'over MAX_BATCH (execution)', body: { query: CORE_QUERY, variables: { placekeys: Array(1001).fill('222-222@5vg-7gq-tvz') } }, status: [200, 200], code: 'BATCH_TOO_LARGE', data: true },
   { name: 'over the rate limit', body: { query: CORE_QUERY, variables: { placekeys: Array(20_001).fill('222-222@5vg-7gq-tvz') } }, status: [429, 429], code: 'RATE_LIMITED', data: false },
   { name: 'a pinned version not retained', headers: { 'x-placedata-version': '1__2020_01' }, body: { query: '{ __typename }' }, status: [404, 404], code: 'VERSION_NOT_FOUND', data: false },
