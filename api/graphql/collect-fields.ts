@@ -1,4 +1,4 @@
-import { Kind, type FieldNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 
 /**
  * The field nodes of a selection set, with inline fragments and fragment spreads expanded.
@@ -20,4 +20,9 @@ export function collectFields(
     }
   }
   return into;
+}
+
+/** The fields named `name` in the selections of these fields (through fragments and aliases). */
+export function fieldsNamed(parents: readonly FieldNode[], name: string, info: Pick<GraphQLResolveInfo, 'fragments'>): FieldNode[] {
+  return parents.flatMap((p) => collectFields(p.selectionSet, info.fragments)).filter((f) => f.name.value === name);
 }

@@ -5,7 +5,7 @@ import {
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
 import type { PlaceQuery } from '../../shared/matching/place-query.ts';
-import { collectFields } from './collect-fields.ts';
+import { fieldsNamed } from './collect-fields.ts';
 import { matchQueries, type MatchAnswer, type MatchedCandidate } from './match-queries.ts';
 import { PlaceQueryInput } from './place-query-input.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
@@ -48,11 +48,6 @@ function matchTypes(entry: GraphQLObjectType<Entry, RequestContext>) {
     },
   });
   return { result, candidate };
-}
-
-/** The fields named `name` in the selections of these fields (through fragments and aliases). */
-export function fieldsNamed(parents: readonly FieldNode[], name: string, info: GraphQLResolveInfo): FieldNode[] {
-  return parents.flatMap((p) => collectFields(p.selectionSet, info.fragments)).filter((f) => f.name.value === name);
 }
 
 /**

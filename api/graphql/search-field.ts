@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { weeksOfRange } from '../../shared/weeks.ts';
-import { collectFields } from './collect-fields.ts';
+import { collectFields, fieldsNamed } from './collect-fields.ts';
 import { DateTimeScalar } from './date-time-scalar.ts';
 import type { Entry, RequestContext } from './request-context.ts';
 import { decodeWeekCursor, encodeWeekCursor, type WeekPosition } from './v2/week-cursor.ts';
@@ -198,9 +198,4 @@ async function weeklyConnections(version: ServedVersion, filter: FilterSql, week
 function weeklyPlan(weeks: readonly string[], nodes: readonly FieldNode[], info: GraphQLResolveInfo): LookupPlan {
   const extras = nodes.some((n) => collectFields(n.selectionSet, info.fragments).some((f) => isExtraField('weekly', f.name.value)));
   return { core: false, coreExtras: false, weeks: new Set(weeks), weekExtras: new Set(extras ? weeks : []), months: new Set(), geometry: false };
-}
-
-/** The fields named `name` in the selections of these fields (through fragments and aliases). */
-function fieldsNamed(parents: readonly FieldNode[], name: string, info: GraphQLResolveInfo): FieldNode[] {
-  return parents.flatMap((p) => collectFields(p.selectionSet, info.fragments)).filter((f) => f.name.value === name);
 }
