@@ -108,6 +108,22 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(result.data.batch_lookup[1]).to.deep.equal({ placekey: UNKNOWN, safegraph_core: null, placedata_core: null });
   });
 
+  it('answers batch_match (candidates by alias, entries with their products) and lookup(query:) on the compiled path, on both paths', async () => {
+    const row = fixture.core[0]!;
+    const q = `query($q: [PlaceQuery!]!, $one: PlaceQuery) {
+      batch_match(queries: $q) { query_id placekey confidence matched_on
+        two: candidates(first: 2) { placekey confidence entry { placekey placedata_core { city } } } candidates { placekey }
+        entry { placekey safegraph_core { location_name } placedata_weekly_patterns(date: "2022-03-21") { raw_visit_counts } } }
+      lookup(query: $one) { placekey placedata_core { street_address } } }`;
+    const exact = { query_id: 'a', location_name: row['location_name'], street_address: row['street_address'], postal_code: row['postal_code'] };
+    const absent = { query_id: 'b', location_name: 'Nowhere Diner', street_address: '9 Imaginary Way', postal_code: row['postal_code'] };
+    for (const v2 of [false, true]) {
+      const { result, path: used } = await both(q, { q: [exact, absent], one: exact }, undefined, version, v2);
+      expect(used).to.equal('compiled');
+      expect([result.data.batch_match.map((r: { placekey: string | null }) => r.placekey), result.data.lookup]).to.deep.equal([[row['placekey'], null], { placekey: row['placekey'], placedata_core: { street_address: row['street_address'] } }]);
+    }
+  });
+
   it('answers dataset_versions beside a look-up on the compiled path', async () => {
     const { result, path: used } = await both(`query($k: [Placekey!]) { dataset_versions { label release_month core_rows weekly_rows weeks_covered current } batch_lookup(placekeys: $k) { placekey } }`, { k: [UNKNOWN] });
     expect(used).to.equal('compiled');
