@@ -1,11 +1,17 @@
 import { expect } from 'chai';
-import type { RunningServer } from '../../api/server.ts';
-import { DEMO_DEFAULTS, makeDemoPois, seededRandom } from '../../ingest/cli/demo-drop.ts';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { startServer, type RunningServer } from '../../api/server.ts';
+import { createLogger } from '../../shared/logger.ts';
 import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
+import { geoToWhere } from '../../shared/placekey.ts';
 import { expectedCore, type CsvRow, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { demoServer } from '../helpers/demo-server.ts';
 import { CORE_FIELDS, postGraphql } from '../helpers/graphql-client.ts';
-import { removeDir } from '../helpers/temp-dir.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
 
 /**
  * `batch_match` and `lookup(query:)` over HTTP on both paths, on the demo drop: whole answers
@@ -29,14 +35,12 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
     await removeDir(dir);
   });
 
-  /** The demo's POIs as drawn (their coordinates are not in the delivered core, only in their Placekeys' where part). */
-  const pois = makeDemoPois(seededRandom(DEMO_DEFAULTS.seed), DEMO_DEFAULTS.pois);
   const rowOf = (placekey: string): CsvRow => fixture.core.find((r) => r['placekey'] === placekey)!;
   const visits = (placekey: string, week: string) => fixture.weekly.find((r) => r['placekey'] === placekey && r['date_range_start']!.startsWith(week));
 
   /** Lucky Bank, 1134 Tremont Rd, Boston MA 02108: matched by its full address and name. */
   const EXACT = 'vp6-j9n@62j-shx-8qf';
-  /** Green Leaf Grill, New York: matched by name and the coordinates it was drawn at. */
+  /** Green Leaf Grill, New York 10001: matched by its name, misspelt, with the postal code. */
   const NAMED = 'n2h-v3m@627-s8m-389';
   /** Two Liberty Bistros in New York 10011, a street apart: a name with the city cannot tell them apart. */
   const CHAIN = ['b63-2s3@627-s8f-yjv', 'xnt-mks@627-s8m-6tv'];
@@ -45,10 +49,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
     const r = rowOf(EXACT);
     return { query_id: 'store-1', location_name: r['location_name'], street_address: r['street_address'], city: r['city'], region: r['region'], postal_code: r['postal_code'], iso_country_code: 'US' };
   };
-  const namedQuery = () => {
-    const p = pois.find((x) => x.placekey === NAMED)!;
-    return { query_id: 'store-2', location_name: p.name, latitude: p.lat, longitude: p.lng };
-  };
+  const namedQuery = () => ({ query_id: 'store-2', location_name: 'Green Leef Grill', postal_code: rowOf(NAMED)['postal_code'] });
   const ABSENT = { query_id: 'store-3', location_name: 'Nowhere Diner', street_address: '9 Imaginary Way', city: 'Boston', region: 'MA', postal_code: '02108' };
   const CHAIN_QUERY = { location_name: 'Liberty Bistro', city: 'New York', region: 'NY' };
 
@@ -81,7 +82,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
    */
   const PIPELINE = {
     exact: [{ placekey: EXACT, confidence: NaN, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code'] }],
-    named: [{ placekey: NAMED, confidence: NaN, matched_on: ['location_name', 'latitude', 'longitude'] }],
+    named: [{ placekey: NAMED, confidence: NaN, matched_on: ['location_name', 'postal_code'] }],
     absent: [] as { placekey: string; confidence: number; matched_on: string[] }[],
     chain: CHAIN.map((placekey) => ({ placekey, confidence: NaN, matched_on: ['location_name', 'city', 'region'] })),
   };
@@ -96,7 +97,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
 
   for (const path of ['/v1/graphql', '/v2/graphql']) {
     describe(path, () => {
-      it('batch_match: an exact address, a name with coordinates, an absent place and a chain, in request order, query_id echoed, two candidates, the entry with core and a week', async () => {
+      it('batch_match: an exact address, a misspelt name with a postal code, an absent place and a chain, in request order, query_id echoed, two candidates, the entry with core and a week', async () => {
         const queries = [exactQuery(), namedQuery(), ABSENT, CHAIN_QUERY];
         expect(await send({ query: BATCH, variables: { queries } }, path)).to.deep.equal(ok({
           batch_match: [
@@ -165,4 +166,70 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
       ['Field "place" argument "placekey" of type "Placekey!" is required, but it was not provided.', { code: 'GRAPHQL_VALIDATION_FAILED' }],
     ]);
   });
+});
+
+/**
+ * A name with coordinates needs places with coordinates: the demo's core delivers none, so these
+ * run on a hand-written drop that does (two stores of one chain 450 m apart, and a third place).
+ */
+describe('matching by name and coordinates over GraphQL, on a drop that delivers latitude and longitude', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let server: RunningServer;
+  let label: string;
+
+  const HEADER = ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'latitude', 'longitude', 'naics_code', 'top_category', 'sub_category'];
+  const COFFEE = ['Blue Bottle Coffee', 'Restaurants and Other Eating Places', 'Snack and Nonalcoholic Beverage Bars'] as const;
+  const place = (what: string, name: string, street: string, postal: string, lat: number, lng: number) =>
+    ({ placekey: `${what}@${geoToWhere(lat, lng)}`, row: [`${what}@${geoToWhere(lat, lng)}`, name, street, 'San Francisco', 'CA', postal, 'US', lat, lng, 722515, COFFEE[1], COFFEE[2]] });
+  const HAYES = place('222-222', COFFEE[0], '315 Linden St', '94102', 37.7764, -122.4232);
+  const MARKET = place('223-222', COFFEE[0], '1355 Market St', '94103', 37.7766, -122.4177);
+  const MUSEUM = place('224-222', 'Asian Art Museum', '200 Larkin St', '94102', 37.7802, -122.4160);
+
+  before(async () => {
+    dir = await makeTempDir('match-coords');
+    const drop = path.join(dir, 'drop');
+    await mkdir(drop, { recursive: true });
+    await writeCsv(path.join(drop, 'core_poi.csv'), HEADER, [HAYES.row, MARKET.row, MUSEUM.row]);
+    await writeCsv(path.join(drop, 'patterns.csv'), WEEKLY_HEADER, [HAYES, MARKET, MUSEUM].map((p) => weeklyRow(p.placekey, '2022-03-21', [10, 11, 12, 13, 14, 15, 16], '-07:00')));
+    const config = testConfig(path.join(dir, 'data'));
+    label = (await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-03', settings: buildSettingsOf(config) })).label;
+    server = await startServer(config, createLogger('silent', 'test'));
+  });
+
+  after(async () => {
+    await server?.close();
+    await removeDir(dir);
+  });
+
+  /** About 40 m north-east of a point (a user's coordinates are rarely the data's). */
+  const moved = (p: { row: unknown[] }) => ({ latitude: Number(p.row[7]) + 0.0003, longitude: Number(p.row[8]) + 0.0003 });
+
+  for (const apiPath of ['/v1/graphql', '/v2/graphql']) {
+    it(`${apiPath}: the nearer of two same-name stores, its entry; a name that is not near answers null`, async () => {
+      const query = `query($q: [PlaceQuery!]!) { batch_match(queries: $q) { query_id placekey confidence matched_on candidates { placekey confidence matched_on }
+        entry { placekey placedata_core { location_name street_address postal_code } } } }`;
+      const queries = [
+        { query_id: 'hayes', location_name: 'Blue Bottle', ...moved(HAYES) },
+        { query_id: 'market', location_name: 'BLUE BOTTLE COFFEE', ...moved(MARKET) },
+        { query_id: 'far', location_name: 'Blue Bottle Coffee', latitude: 37.8044, longitude: -122.2712 },
+      ];
+      const res = await postGraphql(server.url, { query, variables: { q: queries } }, {}, apiPath);
+      const core = (p: { row: unknown[] }) => ({ location_name: p.row[1], street_address: p.row[2], postal_code: p.row[5] });
+      const NEAR = ['location_name', 'latitude', 'longitude'];
+      expect(res.body).to.deep.equal({
+        data: { batch_match: [
+          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9549, matched_on: NEAR,
+            candidates: [{ placekey: HAYES.placekey, confidence: 0.9549, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0161, matched_on: ['location_name'] }],
+            entry: { placekey: HAYES.placekey, placedata_core: core(HAYES) } },
+          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.9797, matched_on: NEAR,
+            candidates: [{ placekey: MARKET.placekey, confidence: 0.9797, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0103, matched_on: ['location_name'] },
+              { placekey: MUSEUM.placekey, confidence: 0, matched_on: [] }],
+            entry: { placekey: MARKET.placekey, placedata_core: core(MARKET) } },
+          { query_id: 'far', placekey: null, confidence: null, matched_on: [], candidates: [], entry: null },
+        ] },
+        extensions: { row_count: 3, version_date: label },
+      });
+    });
+  }
 });
