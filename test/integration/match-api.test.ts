@@ -81,10 +81,10 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
    * candidate, best first), as it returns them.
    */
   const PIPELINE = {
-    exact: [{ placekey: EXACT, confidence: NaN, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code'] }],
-    named: [{ placekey: NAMED, confidence: NaN, matched_on: ['location_name', 'postal_code'] }],
+    exact: [{ placekey: EXACT, confidence: 0.9995, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code'] }],
+    named: [{ placekey: NAMED, confidence: 0.9493, matched_on: ['location_name', 'postal_code'] }],
     absent: [] as { placekey: string; confidence: number; matched_on: string[] }[],
-    chain: CHAIN.map((placekey) => ({ placekey, confidence: NaN, matched_on: ['location_name', 'city', 'region'] })),
+    chain: CHAIN.map((placekey) => ({ placekey, confidence: 0.4908, matched_on: ['location_name', 'city', 'region'] })),
   };
   const resultOf = (queryId: string | null, candidates: readonly { placekey: string; confidence: number; matched_on: string[] }[], threshold = DEFAULT_MIN_CONFIDENCE) => {
     const best = candidates[0];
