@@ -1,17 +1,20 @@
 import type { MatchOutcome } from '../../shared/matching/match-places.ts';
-import { QUERY_KINDS, type LabelledQuery, type QueryKind } from './eval-queries.ts';
+import { FULL_ADDRESS_KINDS, NAME_COORDS_KINDS, QUERY_KINDS, type LabelledQuery, type QueryKind } from './eval-queries.ts';
+
+/** The groups issue 31's targets name, counted after the kinds. */
+export const GROUPS = { full_address_kinds: FULL_ADDRESS_KINDS, name_coords_kinds: NAME_COORDS_KINDS } as const;
 
 export interface KindFigures {
-  readonly kind: QueryKind | 'overall';
+  readonly kind: QueryKind | keyof typeof GROUPS | 'overall';
   readonly queries: number;
   /** Queries answered with a placekey. */
   readonly answered: number;
   readonly correct: number;
-  /** Answered with a placekey other than the expected one (for absent places: any placekey). */
+  /** Answered with a placekey other than the expected one (for held-out places: any placekey). */
   readonly wrong: number;
   /** correct / answered (null when nothing was answered). */
   readonly precision: number | null;
-  /** correct / answerable; for `absent`, the share answered null (null when there is nothing to count). */
+  /** correct / answerable; for the held-out kinds (`absent`, `absent_lookalike`), the share answered null (null when there is nothing to count). */
   readonly recall: number | null;
 }
 
@@ -22,7 +25,9 @@ export interface SweepRow {
   readonly wrong: number;
   readonly precision: number | null;
   readonly recall: number | null;
-  /** Share of absent-place queries answered null. */
+  readonly full_address_recall: number | null;
+  readonly name_coords_recall: number | null;
+  /** Share of `absent` queries answered null. */
   readonly absent_null: number | null;
 }
 
@@ -47,7 +52,7 @@ function figuresOf(kind: KindFigures['kind'], items: readonly { q: LabelledQuery
   let answered = 0, correct = 0, answerable = 0, absentNull = 0, absent = 0;
   for (const { q, answer } of items) {
     if (q.expected !== null) answerable++;
-    if (q.kind === 'absent') {
+    if (q.expected === null) {
       absent++;
       if (answer === null) absentNull++;
     }
@@ -55,15 +60,16 @@ function figuresOf(kind: KindFigures['kind'], items: readonly { q: LabelledQuery
     answered++;
     if (answer === q.expected) correct++;
   }
-  const recall = kind === 'absent' ? ratio(absentNull, absent) : ratio(correct, answerable);
+  const recall = kind === 'absent' || kind === 'absent_lookalike' ? ratio(absentNull, absent) : ratio(correct, answerable);
   return { kind, queries: items.length, answered, correct, wrong: answered - correct, precision: ratio(correct, answered), recall };
 }
 
-/** Figures per kind (in QUERY_KINDS order, kinds without queries left out) and overall, for answers as given. */
+/** Figures per kind (in QUERY_KINDS order, kinds without queries left out), per target group and overall, for answers as given. */
 export function figuresByKind(queries: readonly LabelledQuery[], answers: readonly (string | null)[]): KindFigures[] {
   const items = queries.map((q, i) => ({ q, answer: answers[i] ?? null }));
   const out = QUERY_KINDS.map((k) => figuresOf(k, items.filter((x) => x.q.kind === k))).filter((f) => f.queries > 0);
-  return [...out, figuresOf('overall', items)];
+  const groups = Object.entries(GROUPS).map(([g, kinds]) => figuresOf(g as keyof typeof GROUPS, items.filter((x) => kinds.includes(x.q.kind))));
+  return [...out, ...groups, figuresOf('overall', items)];
 }
 
 /** Overall precision and recall at each threshold, from the outcomes' best candidates. */
@@ -73,7 +79,9 @@ export function thresholdSweep(queries: readonly LabelledQuery[], outcomes: read
     const all = figuresByKind(queries, answers);
     const overall = all.find((f) => f.kind === 'overall')!;
     const absent = all.find((f) => f.kind === 'absent');
-    return { threshold, answered: overall.answered, correct: overall.correct, wrong: overall.wrong, precision: overall.precision, recall: overall.recall, absent_null: absent?.recall ?? null };
+    const recallOf = (k: KindFigures['kind']) => all.find((f) => f.kind === k)?.recall ?? null;
+    return { threshold, answered: overall.answered, correct: overall.correct, wrong: overall.wrong, precision: overall.precision, recall: overall.recall,
+      full_address_recall: recallOf('full_address_kinds'), name_coords_recall: recallOf('name_coords_kinds'), absent_null: absent?.recall ?? null };
   });
 }
 

@@ -1,7 +1,7 @@
 import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import { seededRandom } from '../../ingest/cli/demo-drop.ts';
 import { hash32, type EvalPlace } from './eval-places.ts';
-import { hasAccents, metersBetween, movePoint, stripAccents, typoName, withUnit, wrongPostal, type Random } from './perturb.ts';
+import { hasAccents, MAX_MOVE_M, metersBetween, movePoint, stripAccents, typoName, withUnit, wrongPostal, type Random } from './perturb.ts';
 import { comparable, swapStreetWords } from './street-words.ts';
 
 /** How a query differs from the place it describes (each made by make() below). */
@@ -10,11 +10,14 @@ export const PERTURBATIONS = ['full_address', 'abbreviation', 'name_typo', 'post
 export type Perturbation = (typeof PERTURBATIONS)[number];
 
 /**
- * The kind a query is counted under: its perturbation for a place in the drop; `absent` for a
- * held-out place; `ambiguous` when a place in the drop other than the one it was made from has
- * the same values on every field the query gives (see ambiguous()).
+ * The kind a query is counted under: its perturbation for a place in the drop, or `ambiguous`
+ * when a place in the drop other than its own cannot be told from it by the query; `absent` for
+ * a held-out place, or `absent_lookalike` when a place in the drop fits the query as well as one
+ * of the evaluation's own queries for that place would (see DropIndex.lookalike). Every query
+ * keeps its truth (its own place, or null for a held-out one) whatever its kind: identical
+ * queries made from different places make a confident answer pay as it would in use.
  */
-export const QUERY_KINDS = [...PERTURBATIONS, 'absent', 'ambiguous'] as const;
+export const QUERY_KINDS = [...PERTURBATIONS, 'absent', 'ambiguous', 'absent_lookalike'] as const;
 export type QueryKind = (typeof QUERY_KINDS)[number];
 
 /** Kinds with a full address (recall target 0.95) and with a name and coordinates (0.90): issue 31's targets. */
@@ -106,12 +109,14 @@ function make(p: EvalPlace, kind: Perturbation, random: Random, chain: boolean):
 const FIELDS = ['location_name', 'street_address', 'city', 'region', 'postal_code'] as const;
 
 /**
- * Which places of the drop a query cannot tell apart from the place it was made from: for a query
- * with a street address, those with the same comparable form (street words, case, accents and
- * punctuation aside) on each of its name and address fields (the place's true values; a wrong
- * postal code is not counted); for a name with coordinates, those of the same name no farther
- * from the query's point than 1.5 times the place's distance plus 25 m; for a name with a city,
- * those with the same name, city and region.
+ * The places of the drop, to tell which a query cannot tell apart from the place it was made
+ * from (lookalike): for a query with a street address, those with the same comparable form
+ * (street words, case, accents and punctuation aside) on each of its name and address fields
+ * (the place's true values; a wrong postal code is not counted); for a name with a city, those
+ * with the same name, city and region; for a name with coordinates, those of the same name near
+ * the query's point: for a place of the drop, no farther than 1.5 times its own distance plus
+ * 25 m; for a held-out place, within MAX_MOVE_M + 10 m (the query could be a moved-coordinates
+ * query for that place).
  */
 class DropIndex {
   private readonly byKey = new Map<string, Map<string, string[]>>();
@@ -153,10 +158,10 @@ class DropIndex {
     return (this.byName.get(comparable(p.location_name)) ?? []).some((d) => d.placekey !== p.placekey && metersBetween(lat, lon, d.latitude!, d.longitude!) <= radius);
   }
 
-  ambiguous(p: EvalPlace, q: Omit<PlaceQuery, 'query_id'>, perturbation: Perturbation, moved: number): boolean {
+  lookalike(p: EvalPlace, q: Omit<PlaceQuery, 'query_id'>, perturbation: Perturbation, moved: number, present: boolean): boolean {
     const given = (f: (typeof FIELDS)[number]) => typeof q[f] === 'string' && q[f].trim() !== '' && !(f === 'postal_code' && perturbation === 'postal_wrong');
     if (q.street_address || q.latitude === undefined || q.latitude === null) return this.others(p, FIELDS.filter(given)).length > 0;
-    return this.sameNameNear(p, q.latitude, q.longitude!, 1.5 * moved + 25);
+    return this.sameNameNear(p, q.latitude, q.longitude!, present ? 1.5 * moved + 25 : MAX_MOVE_M + 10);
   }
 }
 
@@ -175,8 +180,8 @@ export function buildQueries(drop: readonly EvalPlace[], heldOut: readonly EvalP
     for (const perturbation of PERTURBATIONS) {
       const made = make(p, perturbation, seededRandom(hash32(`${seed}:${p.placekey}:${perturbation}`)), chain);
       for (const m of made) {
-        const ambiguous = index.ambiguous(p, m.query, perturbation, m.moved_m ?? 0);
-        const kind: QueryKind = ambiguous ? 'ambiguous' : present ? perturbation : 'absent';
+        const lookalike = index.lookalike(p, m.query, perturbation, m.moved_m ?? 0, present);
+        const kind: QueryKind = present ? (lookalike ? 'ambiguous' : perturbation) : lookalike ? 'absent_lookalike' : 'absent';
         const query_id = `${perturbation}${m.variant ? `.${m.variant}` : ''}:${p.placekey}`;
         out.push({ query: { query_id, ...m.query }, kind, perturbation, expected: present ? p.placekey : null, placekey: p.placekey,
           ...(m.moved_m === undefined ? {} : { moved_m: Math.round(m.moved_m) }) });

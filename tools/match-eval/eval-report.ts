@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
 import { HAND_MARKER } from '../../bench/results-markdown.ts';
 import type { EvalPlace } from './eval-places.ts';
-import { calibration, figuresByKind, thresholdSweep, type CalibrationBin, type KindFigures, type SweepRow } from './eval-figures.ts';
+import { calibration, figuresByKind, GROUPS, thresholdSweep, type CalibrationBin, type KindFigures, type SweepRow } from './eval-figures.ts';
 import { QUERY_KINDS, type LabelledQuery } from './eval-queries.ts';
 import { metersBetween } from './perturb.ts';
 import type { EvalRun } from './run-match-eval.ts';
@@ -46,10 +46,10 @@ export function figuresMarkdown(f: EvalFigures): string {
   const lines = [
     `At DEFAULT_MIN_CONFIDENCE ${f.default_min_confidence}:`, '',
     '| kind | queries | answered | correct | wrong | precision | recall |', '|---|---|---|---|---|---|---|',
-    ...f.kinds.map((k) => `| ${k.kind === 'overall' ? '**overall**' : k.kind} | ${k.queries} | ${k.answered} | ${k.correct} | ${k.wrong} | ${pct(k.precision)} | ${pct(k.recall)} |`),
+    ...f.kinds.map((k) => `| ${k.kind === 'overall' || k.kind in GROUPS ? `**${k.kind}**` : k.kind} | ${k.queries} | ${k.answered} | ${k.correct} | ${k.wrong} | ${pct(k.precision)} | ${pct(k.recall)} |`),
     '', 'Overall, by threshold (the best candidate answered when its confidence reaches it):', '',
-    '| threshold | answered | correct | wrong | precision | recall | absent answered null |', '|---|---|---|---|---|---|---|',
-    ...f.sweep.map((s) => `| ${s.threshold.toFixed(2)} | ${s.answered} | ${s.correct} | ${s.wrong} | ${pct(s.precision)} | ${pct(s.recall)} | ${pct(s.absent_null)} |`),
+    '| threshold | answered | correct | wrong | precision | recall | full-address recall | name+coords recall | absent answered null |', '|---|---|---|---|---|---|---|---|---|',
+    ...f.sweep.map((s) => `| ${s.threshold.toFixed(2)} | ${s.answered} | ${s.correct} | ${s.wrong} | ${pct(s.precision)} | ${pct(s.recall)} | ${pct(s.full_address_recall)} | ${pct(s.name_coords_recall)} | ${pct(s.absent_null)} |`),
     '', 'Calibration (every query with a candidate, by its best candidate\'s confidence):', '',
     '| confidence | queries | mean confidence | share correct |', '|---|---|---|---|',
     ...f.calibration.map((b) => `| ${b.from.toFixed(1)}-${b.to.toFixed(1)} | ${b.queries} | ${pct(b.mean_confidence)} | ${pct(b.share_correct)} |`),
@@ -64,8 +64,11 @@ function setDescription(f: EvalFigures): string {
     `\`${f.command}\`, ${f.measured_at}, seed ${f.seed}. ${f.places.drop + f.places.held_out} places from the samples (${sources}; one per placekey, first source wins),`,
     `${f.places.held_out} held out of the drop (absent); the rest loaded as one core drop with \`placedata load\` (${f.load_s} s) and matched with`,
     `matchPlaces in batches of 1000 (${f.match_s} s for ${f.kinds.find((k) => k.kind === 'overall')!.queries} queries). Kinds: tools/match-eval/eval-queries.ts;`,
-    '`ambiguous` holds the queries that a place of the drop other than their own matches on every field they give (the right place or null is',
-    'right; an `absent` place\'s look-alike is wrong). Precision = correct / answered; recall = correct / answerable (absent: the share answered null).',
+    'Every query keeps its truth (its own place; null for a held-out one); `ambiguous` and `absent_lookalike` hold the queries that a place of the',
+    'drop other than their own fits as well (same name and address fields, or the same name near the point: see DropIndex in eval-queries.ts), so that',
+    'they do not blur their kind\'s figure; they count in **overall**. Groups: full-address kinds (target recall 0.95) =',
+    `${GROUPS.full_address_kinds.join(', ')}; name+coords kinds (0.90) = ${GROUPS.name_coords_kinds.join(', ')}.`,
+    'Precision = correct / answered; recall = correct / answerable (held-out kinds: the share answered null).',
     f.inconsistent_outcomes ? `**${f.inconsistent_outcomes} outcomes had a placekey other than their best candidate at the threshold.**` : '',
   ].filter(Boolean).join('\n') + '\n';
 }

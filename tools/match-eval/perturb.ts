@@ -77,9 +77,12 @@ export function withUnit(street: string, random: Random): string | null {
 
 const EARTH_M_PER_DEG = 111_320;
 
-/** The point moved 10 to 150 m in a random direction, with the distance moved. */
+/** The farthest the evaluation moves coordinates. */
+export const MAX_MOVE_M = 150;
+
+/** The point moved 10 to MAX_MOVE_M metres in a random direction, with the distance moved. */
 export function movePoint(lat: number, lon: number, random: Random): { latitude: number; longitude: number; meters: number } {
-  const meters = 10 + random() * 140;
+  const meters = 10 + random() * (MAX_MOVE_M - 10);
   const bearing = random() * 2 * Math.PI;
   const latitude = lat + (meters * Math.cos(bearing)) / EARTH_M_PER_DEG;
   const longitude = lon + (meters * Math.sin(bearing)) / (EARTH_M_PER_DEG * Math.cos((lat * Math.PI) / 180));

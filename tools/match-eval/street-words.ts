@@ -93,12 +93,12 @@ export function swapStreetWords(street: string): string | null {
 }
 
 /**
- * A comparison form of a name or address: accents removed, lower case, punctuation to spaces,
+ * A comparison form of a name or address: accents and apostrophes removed, lower case, other punctuation to spaces,
  * `&` as `and`, street words in their short form. Two places with equal forms on every field a
  * query gives cannot be told apart by that query.
  */
 export function comparable(text: string | null | undefined): string {
   if (!text) return '';
-  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/&/g, ' and ').replace(/[^\p{L}\p{N}]+/gu, ' ')
+  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().replace(/['\u2019]/g, '').replace(/&/g, ' and ').replace(/[^\p{L}\p{N}]+/gu, ' ')
     .trim().split(' ').map((w) => TO_SHORT.get(w) ?? w).join(' ');
 }
