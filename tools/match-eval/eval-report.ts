@@ -75,15 +75,22 @@ function setDescription(f: EvalFigures): string {
 
 export const SECTION_HEADING = '## Address matching: the evaluation set (issue 31)';
 
-/** Writes the section into bench/RESULTS.md below the hand-written marker, replacing an earlier one. */
+/**
+ * Writes the section into bench/RESULTS.md below the hand-written marker: in place of an earlier
+ * one, else at the end; the rest of the file is left byte for byte.
+ */
 export async function writeResultsSection(file: string, f: EvalFigures): Promise<void> {
   const section = `${SECTION_HEADING}\n\n${setDescription(f)}\n${figuresMarkdown(f)}`;
-  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
-  const at = text.indexOf(HAND_MARKER);
-  const head = at >= 0 ? text.slice(0, at + HAND_MARKER.length) : `${text.replace(/\n+$/, '')}\n\n${HAND_MARKER}`;
-  const parts = (at >= 0 ? text.slice(at + HAND_MARKER.length) : '').split(/^(?=## )/m);
-  const kept = parts.filter((p) => !p.startsWith(SECTION_HEADING)).map((p) => p.replace(/\n+$/, '\n')).filter((p) => p.trim() !== '');
-  await writeFile(file, `${head}\n\n${[...kept, section].join('\n')}`);
+  let text = existsSync(file) ? await readFile(file, 'utf8') : '';
+  if (!text.includes(HAND_MARKER)) text = `${text.replace(/\n+$/, '')}${text ? '\n\n' : ''}${HAND_MARKER}\n`;
+  const at = text.indexOf(SECTION_HEADING, text.indexOf(HAND_MARKER));
+  if (at < 0) {
+    await writeFile(file, `${text.replace(/\n+$/, '')}\n\n${section}`);
+    return;
+  }
+  const next = text.slice(at + SECTION_HEADING.length).search(/^## /m);
+  const rest = next < 0 ? '' : text.slice(at + SECTION_HEADING.length + next);
+  await writeFile(file, `${text.slice(0, at)}${section}${rest ? `\n${rest}` : ''}`);
 }
 
 function placeLine(p: EvalPlace | undefined, q: LabelledQuery): string {
