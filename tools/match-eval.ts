@@ -26,7 +26,7 @@ const cli = new Command('match-eval').description('Precision and recall of addre
         env: process.env, log: (l) => console.error(l) });
       const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
       const args = process.argv.slice(2).join(' ');
-      const figures = evalFigures(run, seed, `npm run match:eval${args ? ` -- ${args}` : ''} (commit ${commit})`, new Date());
+      const figures = evalFigures(run, seed, `SAMPLES_DIR=../shared/samples npm run match:eval${args ? ` -- ${args}` : ''}`, `commit ${commit}`, new Date());
       console.error(examples(run));
       console.log(figuresMarkdown(figures));
       if (o.write) {

@@ -6,6 +6,7 @@ import type { EvalPlace } from './eval-places.ts';
 import { calibration, figuresByKind, GROUPS, thresholdSweep, type CalibrationBin, type KindFigures, type SweepRow } from './eval-figures.ts';
 import { QUERY_KINDS, type LabelledQuery } from './eval-queries.ts';
 import { metersBetween } from './perturb.ts';
+import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import type { EvalRun } from './run-match-eval.ts';
 
 export const SWEEP = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
@@ -13,6 +14,7 @@ export const SWEEP = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95];
 export interface EvalFigures {
   readonly measured_at: string;
   readonly command: string;
+  readonly commit: string;
   readonly seed: number;
   readonly places: { readonly drop: number; readonly held_out: number; readonly by_source: Record<string, number> };
   readonly label: string;
@@ -24,18 +26,45 @@ export interface EvalFigures {
   readonly calibration: readonly CalibrationBin[];
   /** Outcomes whose placekey differs from the best candidate's at the default threshold (should be 0). */
   readonly inconsistent_outcomes: number;
+  /** The wrong answers at the default threshold, highest confidence first (at most WORST). */
+  readonly worst_wrong: readonly WrongAnswer[];
 }
 
-export function evalFigures(r: EvalRun, seed: number, command: string, now: Date): EvalFigures {
+export interface WrongAnswer {
+  readonly kind: string;
+  readonly query: PlaceQuery;
+  /** The place the query was made from (held out when `expected` is null). */
+  readonly made_from: string;
+  readonly expected: string | null;
+  readonly answered: string;
+  readonly confidence: number;
+  /** The answered place as the drop has it: name, street, city, region, postal. */
+  readonly answered_place: readonly (string | null)[];
+}
+
+const WORST = 20;
+
+function worstWrong(r: EvalRun): WrongAnswer[] {
+  const places = new Map([...r.drop, ...r.heldOut].map((p) => [p.placekey, p]));
+  return r.queries.flatMap((q, i) => {
+    const o = r.outcomes[i]!;
+    if (o.placekey === null || o.placekey === q.expected) return [];
+    const a = places.get(o.placekey);
+    return [{ kind: q.kind, query: q.query, made_from: q.placekey, expected: q.expected, answered: o.placekey, confidence: o.confidence!,
+      answered_place: a ? [a.location_name, a.street_address, a.city, a.region, a.postal_code] : [] }];
+  }).sort((a, b) => b.confidence - a.confidence || (a.query.query_id! < b.query.query_id! ? -1 : 1)).slice(0, WORST);
+}
+
+export function evalFigures(r: EvalRun, seed: number, command: string, commit: string, now: Date): EvalFigures {
   const by_source: Record<string, number> = {};
   for (const p of [...r.drop, ...r.heldOut]) by_source[p.source] = (by_source[p.source] ?? 0) + 1;
   const answers = r.outcomes.map((o) => o.placekey);
   const inconsistent = r.outcomes.filter((o) => o.placekey !== (o.confidence !== null && o.confidence >= DEFAULT_MIN_CONFIDENCE ? o.candidates[0]?.placekey ?? null : null)).length;
   return {
-    measured_at: now.toISOString(), command, seed, places: { drop: r.drop.length, held_out: r.heldOut.length, by_source }, label: r.label,
+    measured_at: now.toISOString(), command, commit, seed, places: { drop: r.drop.length, held_out: r.heldOut.length, by_source }, label: r.label,
     load_s: Number(r.load_s.toFixed(2)), match_s: Number(r.match_s.toFixed(2)), default_min_confidence: DEFAULT_MIN_CONFIDENCE,
     kinds: figuresByKind(r.queries, answers), sweep: thresholdSweep(r.queries, r.outcomes, SWEEP), calibration: calibration(r.queries, r.outcomes),
-    inconsistent_outcomes: inconsistent,
+    inconsistent_outcomes: inconsistent, worst_wrong: worstWrong(r),
   };
 }
 
@@ -53,6 +82,12 @@ export function figuresMarkdown(f: EvalFigures): string {
     '', 'Calibration (every query with a candidate, by its best candidate\'s confidence):', '',
     '| confidence | queries | mean confidence | share correct |', '|---|---|---|---|',
     ...f.calibration.map((b) => `| ${b.from.toFixed(1)}-${b.to.toFixed(1)} | ${b.queries} | ${pct(b.mean_confidence)} | ${pct(b.share_correct)} |`),
+    '', `The wrong answers at the threshold, highest confidence first (${f.worst_wrong.length} of ${f.kinds.find((k) => k.kind === 'overall')!.wrong}; all in bench/match-eval.json's worst_wrong up to ${WORST}, and on stderr):`, '',
+    '| kind | query | answered | confidence |', '|---|---|---|---|',
+    ...f.worst_wrong.slice(0, 10).map((w) => {
+      const { query_id, ...fields } = w.query;
+      return `| ${w.kind} | ${query_id}: ${JSON.stringify(fields).replace(/\|/g, '\\|')} | ${w.answered} ${JSON.stringify(w.answered_place).replace(/\|/g, '\\|')} | ${w.confidence} |`;
+    }),
   ];
   return lines.join('\n') + '\n';
 }
@@ -61,7 +96,7 @@ export function figuresMarkdown(f: EvalFigures): string {
 function setDescription(f: EvalFigures): string {
   const sources = Object.entries(f.places.by_source).map(([s, n]) => `${s} ${n}`).join(', ');
   return [
-    `\`${f.command}\`, ${f.measured_at}, seed ${f.seed}. ${f.places.drop + f.places.held_out} places from the samples (${sources}; one per placekey, first source wins),`,
+    `\`${f.command}\` (${f.commit}), ${f.measured_at}, seed ${f.seed}. ${f.places.drop + f.places.held_out} places from the samples (${sources}; one per placekey, first source wins),`,
     `${f.places.held_out} held out of the drop (absent); the rest loaded as one core drop with \`placedata load\` (${f.load_s} s) and matched with`,
     `matchPlaces in batches of 1000 (${f.match_s} s for ${f.kinds.find((k) => k.kind === 'overall')!.queries} queries). Kinds: tools/match-eval/eval-queries.ts;`,
     'Every query keeps its truth (its own place; null for a held-out one); `ambiguous` and `absent_lookalike` hold the queries that a place of the',
