@@ -26,7 +26,7 @@ export interface EvalFigures {
   readonly calibration: readonly CalibrationBin[];
   /** Outcomes whose placekey differs from the best candidate's at the default threshold (should be 0). */
   readonly inconsistent_outcomes: number;
-  /** The wrong answers at the default threshold, highest confidence first, one per place a query was made from (at most WORST). */
+  /** The wrong answers at the default threshold, look-alikes last, highest confidence first, one per place a query was made from (at most WORST). */
   readonly worst_wrong: readonly WrongAnswer[];
 }
 
@@ -52,7 +52,7 @@ function worstWrong(r: EvalRun): WrongAnswer[] {
     const a = places.get(o.placekey);
     return [{ kind: q.kind, query: q.query, made_from: q.placekey, expected: q.expected, answered: o.placekey, confidence: o.confidence!,
       answered_place: a ? [a.location_name, a.street_address, a.city, a.region, a.postal_code] : [] }];
-  }).sort((a, b) => b.confidence - a.confidence || (a.query.query_id! < b.query.query_id! ? -1 : 1))
+  }).sort((a, b) => Number(a.kind === 'absent_lookalike') - Number(b.kind === 'absent_lookalike') || b.confidence - a.confidence || (a.query.query_id! < b.query.query_id! ? -1 : 1))
     .filter((w, i, all) => all.findIndex((x) => x.made_from === w.made_from) === i).slice(0, WORST);
 }
 
@@ -83,7 +83,7 @@ export function figuresMarkdown(f: EvalFigures): string {
     '', 'Calibration (every query with a candidate, by its best candidate\'s confidence):', '',
     '| confidence | queries | mean confidence | share correct |', '|---|---|---|---|',
     ...f.calibration.map((b) => `| ${b.from.toFixed(1)}-${b.to.toFixed(1)} | ${b.queries} | ${pct(b.mean_confidence)} | ${pct(b.share_correct)} |`),
-    '', `The wrong answers at the threshold (${f.kinds.find((k) => k.kind === 'overall')!.wrong} in all), highest confidence first, one per place the query was made from (up to ${WORST} in bench/match-eval.json's worst_wrong; up to 10 a kind on stderr):`, '',
+    '', `The wrong answers at the threshold (${f.kinds.find((k) => k.kind === 'overall')!.wrong} in all), look-alikes last, highest confidence first, one per place the query was made from (up to ${WORST} in bench/match-eval.json's worst_wrong; up to 10 a kind on stderr):`, '',
     '| kind | query | answered | confidence |', '|---|---|---|---|',
     ...f.worst_wrong.slice(0, 10).map((w) => {
       const { query_id, ...fields } = w.query;
