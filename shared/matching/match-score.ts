@@ -49,9 +49,9 @@ export const EVIDENCE = `-0.8
   + CASE WHEN q.region IS NULL OR p.region IS NULL THEN 0 WHEN q.region = p.region THEN 0.3 ELSE -2 END
   + CASE WHEN q.country IS NULL OR p.country IS NULL THEN 0 WHEN q.country = p.country THEN 0 ELSE -4 END
   + CASE WHEN distance_m IS NULL THEN 0
-         WHEN distance_m <= 30 THEN 2.5
-         WHEN distance_m <= 150 THEN 2.5 - 2 * (distance_m - 30) / 120
-         WHEN distance_m <= 250 THEN 0.5 - 1.5 * (distance_m - 150) / 100
+         WHEN distance_m <= 40 THEN 2.5
+         WHEN distance_m <= 150 THEN 2.5 - 1.5 * (distance_m - 40) / 110
+         WHEN distance_m <= 250 THEN 1 - 2 * (distance_m - 150) / 100
          ELSE greatest(-3, -1 - 2 * (distance_m - 250) / 350) END`;
 
 /** The query fields that agreed with the place, in PLACE_QUERY_FIELDS order (VARCHAR[]). */
