@@ -6,6 +6,8 @@
  * is derived from its core table on the fly (the same SELECT), slower but the same answers.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdent } from '../sql.ts';
+import { PLACE_QUERY_FIELDS } from './place-query.ts';
 import { ADDRESS_WORDS_RELATION, addressWordsSql, citySql, countrySql, houseOf, nameSql, postalSql, regionSql, streetNameOf, streetWordsOf, suffixOf, unitSql } from './normalize-sql.ts';
 
 export const MATCH_TABLE = 'match_places';
@@ -39,14 +41,25 @@ export function blockingColumns(): string {
 }
 
 /**
- * The index rows of a core table (qualified name): the SELECT both the build and a file without an
- * index use. `name_places`: how many places share the name (a chain's name says less about which place).
+ * The index rows of a core table (qualified name) with these columns (a drop may not deliver
+ * every field a query names: those are null): the SELECT both the build and a file without an
+ * index use. `name_places`: how many places share the name (a chain's name says less about
+ * which place).
  */
-export function matchIndexSelect(core: string): string {
-  return `SELECT *, ${blockingColumns()}, count(*) OVER (PARTITION BY name)::INTEGER AS name_places FROM (${normalizedSelect(`SELECT * FROM ${core}`, 'placekey')})`;
+export function matchIndexSelect(core: string, columns: readonly string[]): string {
+  const fields = PLACE_QUERY_FIELDS.map((f) => (columns.includes(f) ? quoteIdent(f) : `NULL::VARCHAR AS ${f}`));
+  const relation = `SELECT placekey, ${fields.join(', ')} FROM ${core}`;
+  return `SELECT *, ${blockingColumns()}, count(*) OVER (PARTITION BY name)::INTEGER AS name_places FROM (${normalizedSelect(relation, 'placekey')})`;
+}
+
+/** The columns of a table `database.table`, in table order. */
+export async function tableColumns(conn: DuckDBConnection, database: string, table: string): Promise<string[]> {
+  const reader = await conn.runAndReadAll('SELECT column_name FROM duckdb_columns() WHERE database_name = $1 AND table_name = $2 ORDER BY column_index', [database, table]);
+  return reader.getRows().map((r) => String(r[0]));
 }
 
 /** Builds the match index of the file's core table, in the open build connection. */
 export async function buildMatchIndex(conn: DuckDBConnection, core = 'places_core'): Promise<void> {
-  await conn.run(`CREATE TABLE ${MATCH_TABLE} AS ${matchIndexSelect(core)}`);
+  const database = String((await conn.runAndReadAll('SELECT current_database()')).getRows()[0]![0]);
+  await conn.run(`CREATE TABLE ${MATCH_TABLE} AS ${matchIndexSelect(core, await tableColumns(conn, database, core))}`);
 }

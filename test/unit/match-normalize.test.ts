@@ -59,7 +59,7 @@ describe('matching: normalisation of names and addresses (DuckDB SQL)', () => {
 
   it('derives the same index rows from a core table as the index the build writes', async () => {
     await conn.run(`CREATE TEMP TABLE places_core AS SELECT * FROM (VALUES ('222-222@5vg-7gv-d7q', 'Taco Bell', '710 3rd St', 'San Francisco', 'CA', '94107', 'US', 37.7786, -122.393)) t(placekey, location_name, street_address, city, region, postal_code, iso_country_code, latitude, longitude)`);
-    const rows = (await conn.runAndReadAll(matchIndexSelect('places_core'))).getRowObjectsJson();
+    const rows = (await conn.runAndReadAll(matchIndexSelect('places_core', ['placekey', 'location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'latitude', 'longitude']))).getRowObjectsJson();
     expect(rows).to.deep.equal([{ placekey: '222-222@5vg-7gv-d7q', name: 'taco bell', house: '710', street: '3rd', suffix: 'st', unit: null, city: 'san francisco', region: 'ca', postal: '94107', country: 'US', latitude: 37.7786, longitude: -122.393, name_key: 'tac', cell_y: 9444, cell_x: -30599, name_places: 1 }]);
   });
 });
@@ -82,5 +82,20 @@ describe('matching: what a query must hold', () => {
     expect(queryShortfall({ location_name: 'Taco Bell', latitude: 37.7 })).to.equal('latitude and longitude go together; it has only latitude');
     expect(queryShortfall({ location_name: 'Taco Bell', latitude: 91, longitude: 0 })).to.equal('latitude must be between -90 and 90; got 91');
     expect(queryShortfall({ location_name: 'Taco Bell', latitude: 0, longitude: -181 })).to.equal('longitude must be between -180 and 180; got -181');
+  });
+});
+
+describe('matching: a core table without every field a query names', () => {
+  it('indexes the fields it has; the others are null (a drop without coordinates loads and matches)', async () => {
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      await conn.run(`CREATE TABLE places_core AS SELECT * FROM (VALUES ('222-222@5vg-7gv-d7q', 'Taco Bell', '710 3rd St')) t(placekey, location_name, street_address)`);
+      const rows = (await conn.runAndReadAll(matchIndexSelect('places_core', ['placekey', 'location_name', 'street_address']))).getRowObjectsJson();
+      expect(rows).to.deep.equal([{ placekey: '222-222@5vg-7gv-d7q', name: 'taco bell', house: '710', street: '3rd', suffix: 'st', unit: null, city: null, region: null, postal: null, country: null, latitude: null, longitude: null, name_key: 'tac', cell_y: null, cell_x: null, name_places: 1 }]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 });
