@@ -19,6 +19,7 @@ import { confineLoad } from './confine-load.ts';
 import { READER_REJECTS_DDL, readerRejectedLines } from '../drop/reader-rejects.ts';
 import { inheritFrom, type BaseVersion } from './inherit-partitions.ts';
 import { writeManifest } from './write-manifest.ts';
+import { buildMatchIndex } from '../../shared/matching/match-index.ts';
 import { buildLookupStore, type BuiltLookupStore } from './build-lookup-store.ts';
 import { lookupStorePath } from '../../shared/version-files.ts';
 import type { BuildSettings } from './build-settings.ts';
@@ -192,6 +193,8 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const manifest = await inheritFrom(conn, label, input.base, layouts, report);
     await sortCore(conn);
     await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
+    // The match index lives with the core it was made from: a version inheriting core matches against the file holding it.
+    if (layouts.core.files.length > 0) await buildMatchIndex(conn, TABLES.core);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
     for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);

@@ -1,10 +1,16 @@
 /**
  * Matching a user's places to the data's: the one pipeline behind `lookup(query:)`,
- * `batch_match` and `placedata match`. Implementation in progress (issue 31): this file fixes
- * the interface the API and the CLI build on.
+ * `batch_match` and `placedata match`. Queries are a relation (bound JSON for the API, the
+ * user's file for the CLI), normalised with the same SQL as the index (normalize-sql.ts),
+ * blocked on cheap equalities (postal code or city and region, with the house number or the
+ * name's first letters; the grid cells around the coordinates), scored (match-score.ts) and
+ * ranked, all in one DuckDB statement.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { PlaceQuery, PlaceQueryField } from './place-query.ts';
+import { quoteIdent } from '../sql.ts';
+import { blockingColumns, MATCH_TABLE, matchIndexSelect, normalizedSelect } from './match-index.ts';
+import { DISTANCE_M, EVIDENCE, MATCHED_ON, NAME_SIM, STREET_SIM } from './match-score.ts';
+import { PLACE_QUERY_FIELDS, type PlaceQuery, type PlaceQueryField } from './place-query.ts';
 
 /** Confidence below which no Placekey is returned (set for precision: a wrong Placekey is worse than none). */
 export const DEFAULT_MIN_CONFIDENCE = 0.8;
@@ -45,28 +51,85 @@ export interface MatchOptions {
 }
 
 /**
- * Matches queries (already checked with queryShortfall) against a version, in request order.
- * Deterministic: ties broken by placekey.
+ * SQL of the ranked candidates of each query in the relation `queries` (`query_row BIGINT` and
+ * every one of PLACE_QUERY_FIELDS, null where the query has none): `query_row`, `rank` (1 = best; ties broken by placekey),
+ * `placekey`, `confidence` (rounded to 4 places, so no process's float summation order shows),
+ * `matched_on VARCHAR[]`, at most `candidates` rows a query; a query with no candidate has no row.
  */
-export async function matchPlaces(conn: DuckDBConnection, source: MatchSource, queries: readonly PlaceQuery[], options: MatchOptions = {}): Promise<MatchOutcome[]> {
-  void conn; void source; void queries; void options;
-  throw new Error('matchPlaces: not implemented yet');
+export function rankedMatchSql(source: MatchSource, queries: string, candidates: number): string {
+  // A file without an index normalises its core once per statement (materialised), not per block.
+  const withIndex = source.index === null ? `idx AS MATERIALIZED (${matchIndexSelect(source.core)}),` : '';
+  const idx = source.index ?? 'idx';
+  const block = (on: string): string => `SELECT qb.query_row, p.* FROM qb JOIN ${idx} p ON ${on}`;
+  return `WITH ${withIndex}
+  qn AS (${normalizedSelect(queries, 'query_row')}),
+  qb AS (SELECT *, ${blockingColumns()} FROM qn),
+  pairs AS (
+    ${block('p.postal = qb.postal AND p.house = qb.house')}
+    UNION ${block('qb.house IS NULL AND p.postal = qb.postal AND p.name_key = qb.name_key')}
+    UNION ${block('p.region = qb.region AND p.city = qb.city AND p.house = qb.house')}
+    UNION ${block('qb.house IS NULL AND p.region = qb.region AND p.city = qb.city AND p.name_key = qb.name_key')}
+    UNION SELECT qb.query_row, p.* FROM qb CROSS JOIN (VALUES (-1), (0), (1)) dy(d) CROSS JOIN (VALUES (-1), (0), (1)) dx(d)
+      JOIN ${idx} p ON p.cell_y = qb.cell_y + dy.d AND p.cell_x = qb.cell_x + dx.d),
+  scored AS (
+    SELECT q.query_row, p.placekey, ${NAME_SIM} AS name_sim, ${STREET_SIM} AS street_sim, ${DISTANCE_M} AS distance_m,
+      ${EVIDENCE} AS z, ${MATCHED_ON} AS matched_on
+    FROM pairs p JOIN qb q ON q.query_row = p.query_row),
+  ranked AS (
+    SELECT query_row, placekey, matched_on, round(exp(z) / (1 + sum(exp(z)) OVER (PARTITION BY query_row)), 4) AS confidence,
+      row_number() OVER (PARTITION BY query_row ORDER BY z DESC, placekey) AS rank
+    FROM scored)
+  SELECT query_row, rank, placekey, confidence, matched_on FROM ranked WHERE rank <= ${Math.max(1, Math.floor(candidates))}`;
 }
 
 /**
  * SQL of the best match of each query in a relation, for bulk matching (`placedata match`): the
- * relation `queries` has `query_row BIGINT` and any of PLACE_QUERY_FIELDS (missing ones are
- * null; latitude and longitude DOUBLE, the rest VARCHAR); the result has one row per query row
+ * relation `queries` has `query_row BIGINT` and every one of PLACE_QUERY_FIELDS (null where a
+ * row has none; latitude and longitude DOUBLE or text, the rest VARCHAR); the result has one row per query row
  * that had a candidate: `query_row`, `placekey` (null below `minConfidence`), `confidence`,
  * `matched_on VARCHAR[]`. The same scoring as matchPlaces.
  */
 export function bestMatchSql(source: MatchSource, queries: string, minConfidence: number = DEFAULT_MIN_CONFIDENCE): string {
-  void source; void queries; void minConfidence;
-  throw new Error('bestMatchSql: not implemented yet');
+  if (!(minConfidence >= 0 && minConfidence <= 1)) throw new RangeError(`minConfidence must be between 0 and 1; got ${minConfidence}`);
+  return `SELECT query_row, CASE WHEN confidence >= ${minConfidence} THEN placekey END AS placekey, confidence, matched_on
+  FROM (${rankedMatchSql(source, queries, 1)})`;
+}
+
+/** The JSON shape queries are bound as (from_json's structure). */
+const QUERY_STRUCTURE = JSON.stringify([Object.fromEntries([['query_row', 'BIGINT'], ...PLACE_QUERY_FIELDS.map((f) => [f, f === 'latitude' || f === 'longitude' ? 'DOUBLE' : 'VARCHAR'])])]);
+
+/**
+ * Matches queries (already checked with queryShortfall) against a version, in request order.
+ * Deterministic: ties broken by placekey.
+ */
+export async function matchPlaces(conn: DuckDBConnection, source: MatchSource, queries: readonly PlaceQuery[], options: MatchOptions = {}): Promise<MatchOutcome[]> {
+  const minConfidence = options.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+  const candidates = options.candidates ?? 3;
+  if (queries.length === 0) return [];
+  const rows = queries.map((q, i) => ({ query_row: i, ...Object.fromEntries(PLACE_QUERY_FIELDS.map((f) => [f, q[f] ?? null])) }));
+  const relation = `SELECT unnest(from_json($1::JSON, '${QUERY_STRUCTURE}'), recursive := true)`;
+  const reader = await conn.runAndReadAll(`${rankedMatchSql(source, relation, candidates)} ORDER BY query_row, rank`, [JSON.stringify(rows)]);
+  const found: MatchCandidate[][] = queries.map(() => []);
+  for (const [row, , placekey, confidence, matched] of reader.getRowsJson() as [number | string, unknown, string, number, string[]][]) {
+    found[Number(row)]!.push({ placekey, confidence: Number(confidence), matched_on: matched as PlaceQueryField[] });
+  }
+  return queries.map((q, i) => {
+    const list = found[i]!;
+    const best = list[0];
+    return {
+      query_id: q.query_id ?? null,
+      placekey: best && best.confidence >= minConfidence ? best.placekey : null,
+      confidence: best ? best.confidence : null,
+      matched_on: best ? best.matched_on : [],
+      candidates: list,
+    };
+  });
 }
 
 /** The match source of a file attached as `database` (its index when it has one). */
 export async function matchSourceIn(conn: DuckDBConnection, database: string): Promise<MatchSource> {
-  void conn; void database;
-  throw new Error('matchSourceIn: not implemented yet');
+  const reader = await conn.runAndReadAll('SELECT count(*) FROM duckdb_tables() WHERE database_name = $1 AND table_name = $2', [database, MATCH_TABLE]);
+  const has = Number(reader.getRows()[0]![0]) > 0;
+  const db = quoteIdent(database);
+  return { core: `${db}.places_core`, index: has ? `${db}.${MATCH_TABLE}` : null };
 }

@@ -92,7 +92,7 @@ describe('the documents of other delivered columns: from a look-up store built w
 
   it('the version file holds the typed tables alone, only core\'s key indexed (no JSON serving tables)', async () => {
     const tables = await readAll(versions.intact.file, `SELECT table_name FROM duckdb_tables() ORDER BY table_name`);
-    expect(tables.map((t) => t['table_name'])).to.deep.equal(['monthly_patterns', 'places_core', 'places_geometry', 'source_files',
+    expect(tables.map((t) => t['table_name'])).to.deep.equal(['match_places', 'monthly_patterns', 'places_core', 'places_geometry', 'source_files',
       'version_files', 'version_info', 'version_partitions', 'version_quality', 'weekly_patterns']);
     const indexes = await readAll(versions.intact.file, `SELECT table_name, is_unique, expressions FROM duckdb_indexes() ORDER BY table_name`);
     expect(indexes).to.deep.equal([{ table_name: 'places_core', is_unique: true, expressions: '[placekey]' }]);

@@ -1,0 +1,55 @@
+/**
+ * The match index: the core table's places, normalised once for matching (normalize-sql.ts), a
+ * table of the version file that holds core (built at ingest right after places_core, so it is
+ * immutable with it, shared by every version that inherits that core, and proved by DuckDB's
+ * block checksums like the rest of the file). A file built before matching has none: its index
+ * is derived from its core table on the fly (the same SELECT), slower but the same answers.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { ADDRESS_WORDS_RELATION, citySql, countrySql, houseSql, nameSql, postalSql, regionSql, streetSql } from './normalize-sql.ts';
+
+export const MATCH_TABLE = 'match_places';
+
+/**
+ * Grid cell size in degrees for blocking by coordinates (about 440 m of latitude): a query's
+ * cell and its eight neighbours cover at least one cell in every direction, more than the
+ * 150 m a user's coordinates are expected to be off by.
+ */
+export const CELL_DEGREES = 0.004;
+
+/**
+ * The normalised fields of a relation holding the query fields (any of PLACE_QUERY_FIELDS),
+ * with the columns `keep` (a SELECT list) in front: the index and the queries go through this.
+ */
+export function normalizedSelect(relation: string, keep: string): string {
+  return `SELECT ${keep}, ${normalizedColumns()} FROM (${relation}) CROSS JOIN (${ADDRESS_WORDS_RELATION})`;
+}
+
+function normalizedColumns(): string {
+  return [
+    `${nameSql('location_name')} AS name`,
+    `${houseSql('street_address')} AS house`,
+    `${streetSql('street_address')} AS street`,
+    `${citySql('city')} AS city`,
+    `${regionSql('region')} AS region`,
+    `${postalSql('postal_code')} AS postal`,
+    `${countrySql('iso_country_code')} AS country`,
+    'TRY_CAST(latitude AS DOUBLE) AS latitude',
+    'TRY_CAST(longitude AS DOUBLE) AS longitude',
+  ].join(',\n    ');
+}
+
+/** The derived blocking keys of a normalised relation (name_key, cell_y, cell_x). */
+export function blockingColumns(): string {
+  return `nullif(left(name, 3), '') AS name_key, floor(latitude / ${CELL_DEGREES})::INTEGER AS cell_y, floor(longitude / ${CELL_DEGREES})::INTEGER AS cell_x`;
+}
+
+/** The index rows of a core table (qualified name): the SELECT both the build and a file without an index use. */
+export function matchIndexSelect(core: string): string {
+  return `SELECT *, ${blockingColumns()} FROM (${normalizedSelect(`SELECT * FROM ${core}`, 'placekey')})`;
+}
+
+/** Builds the match index of the file's core table, in the open build connection. */
+export async function buildMatchIndex(conn: DuckDBConnection, core = 'places_core'): Promise<void> {
+  await conn.run(`CREATE TABLE ${MATCH_TABLE} AS ${matchIndexSelect(core)}`);
+}
