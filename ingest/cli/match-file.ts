@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { bestMatchSql, matchSourceIn } from '../../shared/matching/match-places.ts';
+import { matchIndexSelect } from '../../shared/matching/match-index.ts';
+import { bestMatchSql, matchSourceIn, type MatchSource } from '../../shared/matching/match-places.ts';
 import { IDENTIFYING_SETS, PLACE_QUERY_FIELDS, type PlaceQueryField } from '../../shared/matching/place-query.ts';
 import { localVersionFile, retainedRecord } from '../../shared/retained-version.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
@@ -136,6 +137,16 @@ async function attachCore(conn: DuckDBConnection, site: VersionSite): Promise<{ 
   return { version, database: core };
 }
 
+/**
+ * The source with an index: a file built before matching has none, and the pipeline would derive
+ * it from core in every statement (every chunk); here it is derived once, into a table of the run's own.
+ */
+async function indexedSource(conn: DuckDBConnection, source: MatchSource): Promise<MatchSource> {
+  if (source.index !== null) return source;
+  await conn.run(`CREATE TABLE derived_index AS ${matchIndexSelect(source.core)}`);
+  return { ...source, index: 'derived_index' };
+}
+
 async function count(conn: DuckDBConnection, sql: string): Promise<number> {
   return Number((await conn.runAndReadAll(sql)).getRows()[0]![0]);
 }
@@ -143,7 +154,7 @@ async function count(conn: DuckDBConnection, sql: string): Promise<number> {
 /**
  * Matches every row of the user's file (CSV, gzipped CSV or Parquet) against the version in
  * service and writes them, in input order and with every column as read, plus `placekey`,
- * `confidence` (rounded to 3 places) and `matched_on` (the agreeing fields, `;`-separated), to
+ * `confidence` and `matched_on` (the agreeing fields, `;`-separated), to
  * `output` (its format by its name): written under a temp name beside it and renamed when whole.
  * The file's contents are data only: its names reach SQL through quoteIdent alone.
  * @throws AppError INPUT_NOT_FOUND, BAD_INPUT (unreadable, columns), OUTPUT_EXISTS, BAD_REQUEST
@@ -164,7 +175,7 @@ export async function matchFile(site: VersionSite, o: MatchFileOptions): Promise
   const partial = path.join(path.dirname(o.output), `.${path.basename(o.output)}.${process.pid}-${randomBytes(4).toString('hex')}.part`);
   try {
     const { version, database } = await attachCore(conn, site);
-    const source = await matchSourceIn(conn, database);
+    const source = await indexedSource(conn, await matchSourceIn(conn, database));
     progress({ phase: 'read', percent: 0 });
     const reader = readerOf(o.input, inFormat);
     let headers: string[];
@@ -189,9 +200,8 @@ export async function matchFile(site: VersionSite, o: MatchFileOptions): Promise
     await conn.run('CREATE TABLE matches (query_row BIGINT, placekey VARCHAR, confidence DOUBLE, matched_on VARCHAR[])');
     progress({ phase: 'match', percent: 5, rows: 0 });
     for (let lo = 0; lo < rows; lo += o.chunkRows) {
-      await conn.run(`CREATE OR REPLACE TEMP TABLE match_chunk AS SELECT query_row, ${PLACE_QUERY_FIELDS.join(', ')} FROM queries
-        WHERE query_row >= ${lo} AND query_row < ${lo + o.chunkRows} AND NOT refused`);
-      await conn.run(`INSERT INTO matches SELECT query_row, placekey, confidence, matched_on FROM (${bestMatchSql(source, 'match_chunk', o.minConfidence)})`);
+      const chunk = `SELECT query_row, ${PLACE_QUERY_FIELDS.join(', ')} FROM queries WHERE query_row >= ${lo} AND query_row < ${lo + o.chunkRows} AND NOT refused`;
+      await conn.run(`INSERT INTO matches SELECT query_row, placekey, confidence, matched_on FROM (${bestMatchSql(source, chunk, o.minConfidence)})`);
       const done = Math.min(rows, lo + o.chunkRows);
       progress({ phase: 'match', percent: 5 + Math.floor((90 * done) / rows), rows: done });
     }
@@ -199,7 +209,7 @@ export async function matchFile(site: VersionSite, o: MatchFileOptions): Promise
     if (candidates !== distinct) throw new Error(`the match gave ${candidates} answers for ${distinct} rows: one per row was expected`);
     progress({ phase: 'write', percent: 95, rows });
     await conn.run(`COPY (SELECT ${headers.map((h, i) => `i.c${i} AS ${quoteIdent(h)}`).join(', ')},
-        m.placekey, round(m.confidence, 3) AS confidence, array_to_string(m.matched_on, ';') AS matched_on
+        m.placekey, m.confidence, array_to_string(m.matched_on, ';') AS matched_on
       FROM input i LEFT JOIN matches m ON m.query_row = i.rowid ORDER BY i.rowid) TO ${quoteLiteral(partial)} (${copyOptions(outFormat)})`);
     await rename(partial, o.output);
     progress({ phase: 'done', percent: 100, rows });

@@ -38,11 +38,11 @@ const INPUT = [
 
 /** Each input row's added columns as written: placekey, confidence, matched_on (null: empty). */
 const ADDED: readonly (readonly [string | null, number | null, string | null])[] = [
-  [BANK, 0.99, 'location_name;street_address;city;region;postal_code'],
-  [GRILL, 0.99, 'location_name;street_address;city;region;postal_code'],
-  [CAFE, 0.95, 'location_name;street_address;city;region;postal_code'],
-  [BANK, 0.95, 'location_name;latitude;longitude'],
-  [BOTTLE_250, 0.99, 'location_name;street_address;city;region;postal_code'],
+  [BANK, 0.9993, 'location_name;street_address;city;region;postal_code'],
+  [GRILL, 0.9993, 'location_name;street_address;city;region;postal_code'],
+  [CAFE, 0.9963, 'location_name;street_address;city;region;postal_code'],
+  [BANK, 0.9917, 'location_name;latitude;longitude'],
+  [BOTTLE_250, 0.9993, 'location_name;street_address;city;region;postal_code'],
   [null, null, null],
   [null, null, null],
   [null, null, null],
@@ -66,6 +66,18 @@ function expectedRows(added = ADDED): (string | number | null)[][] {
 const csvLine = (row: readonly (string | number | null)[]) => row.map((v) => (v === null ? '' : /[",\n]/.test(String(v)) ? `"${String(v).replaceAll('"', '""')}"` : String(v))).join(',');
 
 const HEADER = 'Ref,Store Name,Street Address,CITY,State,Zip Code,Lat,Lng,rowid,placekey,confidence,matched_on';
+
+/** Runs one statement in a DuckDB of its own (writing a Parquet input). */
+async function duckdb(sql: string): Promise<void> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  try {
+    await conn.run(sql);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+  }
+}
 
 async function readParquet(file: string): Promise<{ columns: string[]; rows: unknown[][] }> {
   const db = await DuckDBInstance.create(':memory:');
@@ -136,6 +148,12 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     const gz = path.join(dir, 'matched.csv.gz');
     expect((await placedata(['match', input, '--out', gz, '--chunk-rows', '1', '--no-progress'], env)).code).to.equal(0);
     expect(gunzipSync(await readFile(gz)).toString('utf8')).to.equal([HEADER, ...expectedRows().map(csvLine)].join('\n') + '\n');
+    // A Parquet input: the same rows.
+    const parquetIn = path.join(dir, 'stores.parquet');
+    await duckdb(`COPY (SELECT * FROM read_csv('${input}', header = true, all_varchar = true)) TO '${parquetIn}' (FORMAT parquet)`);
+    const fromParquet = path.join(dir, 'from-parquet.csv');
+    expect((await placedata(['match', parquetIn, '--out', fromParquet, '--no-progress'], env)).code).to.equal(0);
+    expect(await readFile(fromParquet, 'utf8')).to.equal([HEADER, ...expectedRows().map(csvLine)].join('\n') + '\n');
   });
 
   it('keeps a match below --min-confidence out of the placekey column, with its confidence and matched_on', async () => {
@@ -155,7 +173,7 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     const run = await placedata(['match', odd, '--out', out, '--name-column', 'X', '--address-column', 'where', '--postal-column', 'pc', '--json', '--no-progress'], env);
     expect(run.code, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout).columns).to.deep.equal({ location_name: 'x', street_address: 'where', postal_code: 'pc' });
-    expect(await readFile(out, 'utf8')).to.equal(`x,where,pc,placekey,confidence,matched_on\nLucky Bank,1134 Tremont Rd,02108,${BANK},${ADDED[0]![1]},location_name;street_address;postal_code\n`);
+    expect(await readFile(out, 'utf8')).to.equal(`x,where,pc,placekey,confidence,matched_on\nLucky Bank,1134 Tremont Rd,02108,${BANK},0.9981,location_name;street_address;postal_code\n`);
   });
 
   it('refuses with a stable code, exit 2 and a clear message: missing or unreadable input, unknown columns, an existing output, no version', async () => {
@@ -196,5 +214,6 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     expect(forced.code, forced.stderr).to.equal(0);
     expect(await readFile(existing, 'utf8')).to.equal([HEADER, ...expectedRows().map(csvLine)].join('\n') + '\n');
     expect((await readdir(dir)).filter((f) => f.endsWith('.part'))).to.deep.equal([]);
+    expect((await readdir(path.join(dir, 'data', '.tmp')).catch(() => [])).filter((f) => f.startsWith('match-'))).to.deep.equal([]);
   });
 });
