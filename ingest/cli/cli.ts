@@ -470,7 +470,7 @@ function program(config: () => Config, demoConfig: () => Config, io: Io): Comman
   addDiffCommand(cli, config, io);
   addQueueCommands(cli, config, io);
   addKeyCommands(cli, config, io);
-  addMatchCommand(cli, config, io);
+  addMatchCommand(cli, config, demoConfig, io);
   addExportPointer(cli);
   return cli;
 }
@@ -490,7 +490,7 @@ function printMatch(out: Out, s: MatchFileSummary): void {
   out(`  columns: ${Object.entries(s.columns).map(([f, c]) => `${f} ${JSON.stringify(c)}`).join(', ')}`);
 }
 
-function addMatchCommand(cli: Command, config: () => Config, io: Io): void {
+function addMatchCommand(cli: Command, config: () => Config, demoConfig: () => Config, io: Io): void {
   const command = cli.command('match').summary('add the Placekey of each row of your own CSV or Parquet file (name, address, coordinates)')
     .description('Match every row of your own file (CSV with a header row, gzipped CSV, or Parquet) against the version in service and write it, in the same order and with every column, '
       + 'plus placekey (null unless the best match\'s confidence is at least --min-confidence), confidence (0 to 1, the best candidate\'s) and matched_on (the query fields that agreed, ";"-separated), '
@@ -502,13 +502,14 @@ function addMatchCommand(cli: Command, config: () => Config, io: Io): void {
     .option('--min-confidence <x>', 'the confidence a match needs for its Placekey to be written (0 to 1; set for precision: a wrong Placekey is worse than none)', confidence, DEFAULT_MIN_CONFIDENCE);
   for (const field of PLACE_QUERY_FIELDS) command.option(`${FIELD_FLAGS[field]} <column>`, `the column holding ${field}`);
   command.option('--force', 'replace --out if it exists (refused with OUTPUT_EXISTS otherwise)')
+    .option('--demo', `match against the demo's version in DEMO_DIR (default ${DEFAULT_DEMO_DIR}) instead of DATA_DIR's`)
     .option('--chunk-rows <n>', 'rows matched per statement (and per progress step)', integer(1, 10_000_000), DEFAULT_CHUNK_ROWS)
     .option('--json', 'print the summary (rows, matched, below_threshold, no_candidate, refused, seconds, ...) as one JSON object')
     .option('--no-progress', 'no progress on stderr')
-    .addHelpText('after', examples('placedata match stores.csv --out stores-matched.csv', 'placedata match sites.parquet --out sites.parquet.out.parquet --name-column "Site Name" --postal-column ZIP --min-confidence 0.9',
+    .addHelpText('after', examples('placedata match stores.csv --out stores-matched.csv', 'placedata match stores.csv --out stores-matched.csv --demo', 'placedata match sites.parquet --out sites.parquet.out.parquet --name-column "Site Name" --postal-column ZIP --min-confidence 0.9',
       'placedata match stores.csv.gz --out matched.csv.gz --json | jq .matched'))
     .action(async (input: string, opts: Record<string, unknown>) => {
-      const c = config();
+      const c = opts['demo'] ? demoConfig() : config();
       const columns = Object.fromEntries(PLACE_QUERY_FIELDS.filter((f) => typeof opts[FLAG_OPTION[f]] === 'string').map((f) => [f, opts[FLAG_OPTION[f]] as string]));
       const progress = progressReporter(progressMode(io, { progress: opts['progress'] as boolean | undefined }), io.err, process.stderr, 'match');
       let summary: MatchFileSummary;
