@@ -6,7 +6,7 @@
  * is derived from its core table on the fly (the same SELECT), slower but the same answers.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ADDRESS_WORDS_RELATION, citySql, countrySql, houseSql, nameSql, postalSql, regionSql, streetSql } from './normalize-sql.ts';
+import { ADDRESS_WORDS_RELATION, addressWordsSql, citySql, countrySql, houseOf, nameSql, postalSql, regionSql, streetNameOf, streetWordsOf, suffixOf } from './normalize-sql.ts';
 
 export const MATCH_TABLE = 'match_places';
 
@@ -18,25 +18,19 @@ export const MATCH_TABLE = 'match_places';
 export const CELL_DEGREES = 0.004;
 
 /**
- * The normalised fields of a relation holding the query fields (any of PLACE_QUERY_FIELDS),
- * with the columns `keep` (a SELECT list) in front: the index and the queries go through this.
+ * The normalised fields of a relation holding the query fields (every one of
+ * PLACE_QUERY_FIELDS), with the columns `keep` (a SELECT list) in front: the index and the
+ * queries go through this. An address's words are made once (the inner SELECT) and taken apart
+ * into house number, street name and suffix.
  */
 export function normalizedSelect(relation: string, keep: string): string {
-  return `SELECT ${keep}, ${normalizedColumns()} FROM (${relation}) CROSS JOIN (${ADDRESS_WORDS_RELATION})`;
-}
-
-function normalizedColumns(): string {
-  return [
-    `${nameSql('location_name')} AS name`,
-    `${houseSql('street_address')} AS house`,
-    `${streetSql('street_address')} AS street`,
-    `${citySql('city')} AS city`,
-    `${regionSql('region')} AS region`,
-    `${postalSql('postal_code')} AS postal`,
-    `${countrySql('iso_country_code')} AS country`,
-    'TRY_CAST(latitude AS DOUBLE) AS latitude',
-    'TRY_CAST(longitude AS DOUBLE) AS longitude',
-  ].join(',\n    ');
+  const fields = `SELECT ${keep}, ${nameSql('location_name')} AS name, ${addressWordsSql('street_address')} AS address_words,
+      ${citySql('city')} AS city, ${regionSql('region')} AS region, ${postalSql('postal_code')} AS postal,
+      ${countrySql('iso_country_code')} AS country, TRY_CAST(latitude AS DOUBLE) AS latitude, TRY_CAST(longitude AS DOUBLE) AS longitude
+    FROM (${relation}) CROSS JOIN (${ADDRESS_WORDS_RELATION})`;
+  const parts = `SELECT * EXCLUDE (address_words), ${houseOf('address_words')} AS house, ${streetWordsOf('address_words')} AS street_words FROM (${fields})`;
+  return `SELECT ${keep.split(',').map((k) => k.trim()).join(', ')}, name, house, ${streetNameOf('street_words', suffixOf('street_words'))} AS street, ${suffixOf('street_words')} AS suffix,
+      city, region, postal, country, latitude, longitude FROM (${parts})`;
 }
 
 /** The derived blocking keys of a normalised relation (name_key, cell_y, cell_x). */

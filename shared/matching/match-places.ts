@@ -2,8 +2,9 @@
  * Matching a user's places to the data's: the one pipeline behind `lookup(query:)`,
  * `batch_match` and `placedata match`. Queries are a relation (bound JSON for the API, the
  * user's file for the CLI), normalised with the same SQL as the index (normalize-sql.ts),
- * blocked on cheap equalities (postal code or city and region, with the house number or the
- * name's first letters; the grid cells around the coordinates), scored (match-score.ts) and
+ * blocked on cheap equalities (the postal code with the house number or the name's first
+ * letters; the city and region with the house number or the whole name; the grid cells around
+ * the coordinates), scored (match-score.ts) and
  * ranked, all in one DuckDB statement.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -68,7 +69,8 @@ export function rankedMatchSql(source: MatchSource, queries: string, candidates:
     ${block('p.postal = qb.postal AND p.house = qb.house')}
     UNION ${block('qb.house IS NULL AND p.postal = qb.postal AND p.name_key = qb.name_key')}
     UNION ${block('p.region = qb.region AND p.city = qb.city AND p.house = qb.house')}
-    UNION ${block('qb.house IS NULL AND p.region = qb.region AND p.city = qb.city AND p.name_key = qb.name_key')}
+    -- A name with only a city: its exact (normalised) name, since a city holds too many places sharing a name's first letters.
+    UNION ${block('qb.house IS NULL AND p.region = qb.region AND p.city = qb.city AND p.name = qb.name')}
     UNION SELECT qb.query_row, p.* FROM qb CROSS JOIN (VALUES (-1), (0), (1)) dy(d) CROSS JOIN (VALUES (-1), (0), (1)) dx(d)
       JOIN ${idx} p ON p.cell_y = qb.cell_y + dy.d AND p.cell_x = qb.cell_x + dx.d),
   scored AS (

@@ -15,7 +15,7 @@ const JW = 'jaro_winkler_similarity';
 /** Name similarity 0-1: the better of Jaro-Winkler on the whole names and the share of words in common. */
 export const NAME_SIM = `CASE WHEN q.name IS NULL OR p.name IS NULL THEN NULL ELSE greatest(${JW}(q.name, p.name),
     len(list_intersect(string_split(q.name, ' '), string_split(p.name, ' '))) / len(list_distinct(list_concat(string_split(q.name, ' '), string_split(p.name, ' '))))) END`;
-/** Street similarity 0-1 (Jaro-Winkler of the normalised streets). */
+/** Street similarity 0-1 (Jaro-Winkler of the normalised street names, without their suffixes: the suffix is its own evidence). */
 export const STREET_SIM = `CASE WHEN q.street IS NULL OR p.street IS NULL THEN NULL ELSE ${JW}(q.street, p.street) END`;
 /** Distance in metres (equirectangular: exact enough within the few km that blocking allows). */
 export const DISTANCE_M = `CASE WHEN q.latitude IS NULL OR p.latitude IS NULL THEN NULL ELSE 6371000 * sqrt(
@@ -27,6 +27,7 @@ export const EVIDENCE = `-0.8
   + CASE WHEN q.house IS NULL OR p.house IS NULL THEN CASE WHEN street_sim IS NULL THEN 0 ELSE 4 * (street_sim - 0.8) END
          WHEN q.house = p.house THEN CASE WHEN street_sim >= 0.85 THEN 3 ELSE 0 END
          ELSE CASE WHEN street_sim >= 0.85 THEN -2 ELSE -5 END END
+  + CASE WHEN q.suffix IS NULL OR p.suffix IS NULL THEN 0 WHEN q.suffix = p.suffix THEN 0.4 ELSE -1.5 END
   + CASE WHEN q.postal IS NULL OR p.postal IS NULL THEN 0 WHEN q.postal = p.postal THEN 1 ELSE -1 END
   + CASE WHEN q.city IS NULL OR p.city IS NULL THEN 0 WHEN q.city = p.city OR ${JW}(q.city, p.city) >= 0.93 THEN 0.7 ELSE -1 END
   + CASE WHEN q.region IS NULL OR p.region IS NULL THEN 0 WHEN q.region = p.region THEN 0.3 ELSE -2 END
@@ -39,7 +40,8 @@ export const EVIDENCE = `-0.8
 /** The query fields that agreed with the place, in PLACE_QUERY_FIELDS order (VARCHAR[]). */
 export const MATCHED_ON = `list_filter([
     CASE WHEN name_sim >= 0.85 THEN 'location_name' END,
-    CASE WHEN (q.house IS NOT NULL AND q.house = p.house AND street_sim >= 0.85) OR (q.house IS NULL AND street_sim >= 0.9) THEN 'street_address' END,
+    CASE WHEN ((q.house IS NOT NULL AND q.house = p.house AND street_sim >= 0.85) OR (q.house IS NULL AND street_sim >= 0.9))
+      AND (q.suffix IS NULL OR p.suffix IS NULL OR q.suffix = p.suffix) THEN 'street_address' END,
     CASE WHEN q.city = p.city THEN 'city' END,
     CASE WHEN q.region = p.region THEN 'region' END,
     CASE WHEN q.postal = p.postal THEN 'postal_code' END,

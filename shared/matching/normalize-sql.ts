@@ -31,7 +31,7 @@ const SUFFIXES: Record<string, string> = {
   prairie: 'pr', ranch: 'rnch', rapids: 'rpds', ridge: 'rdg', river: 'riv', road: 'rd', roads: 'rds', route: 'rte', shoal: 'shl', shore: 'shr', shores: 'shrs',
   skyway: 'skwy', spring: 'spg', springs: 'spgs', square: 'sq', sqr: 'sq', station: 'sta', stn: 'sta', stream: 'strm', street: 'st', str: 'st', strt: 'st',
   summit: 'smt', terrace: 'ter', terr: 'ter', trace: 'trce', track: 'trak', trail: 'trl', trails: 'trl', tunnel: 'tunl', turnpike: 'tpke', trnpk: 'tpke',
-  union: 'un', valley: 'vly', viaduct: 'via', view: 'vw', village: 'vlg', ville: 'vl', vista: 'vis', walk: 'walk', way: 'way', well: 'wl', wells: 'wls',
+  union: 'un', loop: 'loop', loops: 'loop', mall: 'mall', oval: 'oval', path: 'path', row: 'row', run: 'run', spur: 'spur', valley: 'vly', viaduct: 'via', view: 'vw', village: 'vlg', ville: 'vl', vista: 'vis', walk: 'walk', way: 'way', well: 'wl', wells: 'wls',
 };
 
 /** USPS directionals (and the ordinals users write as words). */
@@ -96,20 +96,33 @@ export function nameSql(x: string): string {
 }
 
 /** An address's words, unit designators dropped, each mapped to its USPS abbreviation (needs ADDRESS_WORDS_COLUMN). VARCHAR[]. */
-function addressWords(x: string): string {
+export function addressWordsSql(x: string): string {
   const noUnit = `regexp_replace(${folded(x)}, '(^|[\\s,])(#|apt|apartment|suite|ste|unit|rm|room|fl|floor|bldg|building|lot|spc|space|dept|trlr|pmb)\\.?\\s*#?\\s*[a-z0-9-]+\\b', ' ', 'g')`;
   return `list_transform(${words(spaced(`regexp_replace(${noUnit}, '#', ' ', 'g')`))}, w -> coalesce(${ADDRESS_WORDS_COLUMN}[w], w))`;
 }
 
-/** The house number of a street address: its leading number (digits; a letter after it dropped), or NULL. */
-export function houseSql(x: string): string {
-  return `nullif(regexp_extract((${addressWords(x)})[1], '^([0-9]+)[a-z]?$', 1), '')`;
+const HOUSE_NUMBER = "'^([0-9]+)[a-z]?$'";
+
+/** The house number of an address's words: the leading number (a letter after it dropped), or NULL. */
+export function houseOf(words: string): string {
+  return `nullif(regexp_extract(${words}[1], ${HOUSE_NUMBER}, 1), '')`;
 }
 
-/** The street of a street address: its words after the house number, normalised. VARCHAR, NULL when empty. */
-export function streetSql(x: string): string {
-  const w = addressWords(x);
-  return orNull(`array_to_string(CASE WHEN regexp_matches((${w})[1], '^[0-9]+[a-z]?$') THEN (${w})[2:] ELSE ${w} END, ' ')`);
+/** The street's words of an address's words: the words after the house number. VARCHAR[]. */
+export function streetWordsOf(words: string): string {
+  return `CASE WHEN regexp_matches(${words}[1], ${HOUSE_NUMBER}) THEN ${words}[2:] ELSE ${words} END`;
+}
+
+const SUFFIX_CODES = `[${[...new Set(Object.values(SUFFIXES))].sort().map(quoteLiteral).join(', ')}]`;
+
+/** The street's suffix (its last word when that is a USPS suffix, and not its only word), or NULL. */
+export function suffixOf(streetWords: string): string {
+  return `CASE WHEN len(${streetWords}) > 1 AND list_contains(${SUFFIX_CODES}, ${streetWords}[-1]) THEN ${streetWords}[-1] END`;
+}
+
+/** The street's name: its words without the suffix, or NULL. */
+export function streetNameOf(streetWords: string, suffix: string): string {
+  return orNull(`array_to_string(CASE WHEN ${suffix} IS NULL THEN ${streetWords} ELSE list_slice(${streetWords}, 1, len(${streetWords}) - 1) END, ' ')`);
 }
 
 /** A city: folded and spaced, saint/fort/mount as their abbreviations. NULL when empty. */
