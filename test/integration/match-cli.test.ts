@@ -3,6 +3,9 @@ import { expect } from 'chai';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { withReadOnly } from '../../shared/duckdb-open.ts';
+import { matchPlaces, matchSourceIn } from '../../shared/matching/match-places.ts';
+import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import { geoToWhere } from '../../shared/placekey.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
@@ -36,22 +39,35 @@ const INPUT = [
   'r8,Lucky Bank,,,,,42.3724,,h',
 ].join('\n') + '\n';
 
-/** Each input row's added columns as written: placekey, confidence, matched_on (null: empty). */
-const ADDED: readonly (readonly [string | null, number | null, string | null])[] = [
-  [BANK, 0.9993, 'location_name;street_address;city;region;postal_code'],
-  [GRILL, 0.9993, 'location_name;street_address;city;region;postal_code'],
-  [CAFE, 0.9963, 'location_name;street_address;city;region;postal_code'],
-  [BANK, 0.9917, 'location_name;latitude;longitude'],
-  [BOTTLE_250, 0.9993, 'location_name;street_address;city;region;postal_code'],
-  [null, null, null],
-  [null, null, null],
-  [null, null, null],
+/** The rows the pipeline is asked about (the input's r1 to r6, as the CLI reads them), and the flags test's. */
+const QUERIES: readonly PlaceQuery[] = [
+  { location_name: 'Lucky Bank', street_address: '1134 Tremont Rd', city: 'Boston', region: 'MA', postal_code: '02108' },
+  { location_name: 'Green Leaf Grill', street_address: '641 Broadway Street', city: 'New York', region: 'NY', postal_code: '10001' },
+  { location_name: 'Café Olé, Springfield', street_address: '77 Elm Street', city: 'Springfield', region: 'MA', postal_code: '01103' },
+  { location_name: 'Lucky Bank', latitude: 42.3724, longitude: -71.065 },
+  { location_name: 'Blue Bottle', street_address: '250 Main Street', city: 'Boston', region: 'MA', postal_code: '02110' },
+  { location_name: 'Nowhere Diner', street_address: '1 Nowhere Ln', city: 'Boston', region: 'MA', postal_code: '02108' },
+  { location_name: 'Lucky Bank', street_address: '1134 Tremont Rd', postal_code: '02108' },
 ];
+
+/** Each input row's added columns as written: placekey, confidence, matched_on (null: empty); confidences are the pipeline's (set in `before`). */
+let ADDED: readonly (readonly [string | null, number | null, string | null])[] = [];
+/** The flags test's row's confidence (the pipeline's). */
+let FLAGGED_CONFIDENCE: number | null = null;
+
+/**
+ * The confidence the pipeline itself (matchPlaces, as batch_match answers) gives each query
+ * against the version file: the CLI must write the same. Its calibration is pinned by the
+ * pipeline's own tests; this test pins the Placekeys, matched_on and everything around them.
+ */
+async function pipelineConfidences(file: string, label: string): Promise<(number | null)[]> {
+  return withReadOnly(file, { memoryLimit: '512MB', threads: 1 }, async (conn) => (await matchPlaces(conn, await matchSourceIn(conn, label), QUERIES)).map((o) => o.confidence));
+}
 
 const COLUMNS = { location_name: 'Store Name', street_address: 'Street Address', city: 'CITY', region: 'State', postal_code: 'Zip Code', latitude: 'Lat', longitude: 'Lng' };
 
 /** The input's rows as read (every value text; empty is null), each with its added columns. */
-function expectedRows(added = ADDED): (string | number | null)[][] {
+function expectedRows(added: readonly (readonly (string | number | null)[])[] = ADDED): (string | number | null)[][] {
   const rows = INPUT.trimEnd().split('\n').slice(1).map((line) => {
     const values: string[] = [];
     for (const m of line.matchAll(/("([^"]*)"|[^,]*)(,|$)/g)) {
@@ -111,6 +127,21 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     const loaded = await placedata(['load', drop, '--month', '2022-03', '--json', '--no-progress'], env);
     expect(loaded.code, loaded.stderr).to.equal(0);
     label = (JSON.parse(loaded.stdout) as { label: string }).label;
+    const confidence = await pipelineConfidences(path.join(env['DATA_DIR']!, `${label}.duckdb`), label);
+    // The matches and their fields are this test's to pin; a row with no candidate has no confidence.
+    expect(confidence.map((c) => c !== null && c >= 0.8)).to.deep.equal([true, true, true, true, true, false, true]);
+    expect(confidence[5]).to.equal(null);
+    ADDED = [
+      [BANK, confidence[0]!, 'location_name;street_address;city;region;postal_code'],
+      [GRILL, confidence[1]!, 'location_name;street_address;city;region;postal_code'],
+      [CAFE, confidence[2]!, 'location_name;street_address;city;region;postal_code'],
+      [BANK, confidence[3]!, 'location_name;latitude;longitude'],
+      [BOTTLE_250, confidence[4]!, 'location_name;street_address;city;region;postal_code'],
+      [null, null, null],
+      [null, null, null],
+      [null, null, null],
+    ];
+    FLAGGED_CONFIDENCE = confidence[6]!;
     input = path.join(dir, 'stores.csv');
     await writeFile(input, INPUT);
   });
@@ -173,7 +204,7 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     const run = await placedata(['match', odd, '--out', out, '--name-column', 'X', '--address-column', 'where', '--postal-column', 'pc', '--json', '--no-progress'], env);
     expect(run.code, run.stderr).to.equal(0);
     expect(JSON.parse(run.stdout).columns).to.deep.equal({ location_name: 'x', street_address: 'where', postal_code: 'pc' });
-    expect(await readFile(out, 'utf8')).to.equal(`x,where,pc,placekey,confidence,matched_on\nLucky Bank,1134 Tremont Rd,02108,${BANK},0.9981,location_name;street_address;postal_code\n`);
+    expect(await readFile(out, 'utf8')).to.equal(`x,where,pc,placekey,confidence,matched_on\nLucky Bank,1134 Tremont Rd,02108,${BANK},${FLAGGED_CONFIDENCE},location_name;street_address;postal_code\n`);
   });
 
   it('refuses with a stable code, exit 2 and a clear message: missing or unreadable input, unknown columns, an existing output, no version', async () => {
