@@ -22,6 +22,7 @@ import { stagedLoad, type LoadStep } from './staged-load.ts';
 
 export type QueryKind = 'full_address' | 'abbreviated_street' | 'name_coordinates' | 'absent';
 const KINDS: readonly QueryKind[] = ['full_address', 'abbreviated_street', 'name_coordinates', 'absent'];
+const KIND_NAMES: Record<QueryKind, string> = { full_address: 'full address', abbreviated_street: 'abbreviated street', name_coordinates: 'name + coordinates ~50 m off', absent: 'not in the data' };
 
 /** A query and the Placekey it should find (null: the place is not in the data). */
 interface BenchQuery { readonly kind: QueryKind; readonly query: PlaceQuery; readonly expected: string | null; readonly source: string }
@@ -205,7 +206,7 @@ export async function matchPart(o: MatchPartOptions, deps: MatchPartDeps, port =
 
 /** The match part's section of bench/RESULTS.md. */
 export function matchLines(x: MatchFigures): string[] {
-  const kinds = KINDS.map((k) => `${k.replace('_', ' ')} ${x.answers[k].right} right, ${x.answers[k].wrong} wrong, ${x.answers[k].none} null`).join('; ');
+  const kinds = KINDS.map((k) => `${KIND_NAMES[k]} ${x.answers[k].right} right, ${x.answers[k].wrong} wrong, ${x.answers[k].none} null`).join('; ');
   return ['', `## Matching (${x.pois} POIs x 1 week; the match part)`, '',
     `Queries made from the loaded core, a quarter each: full address (name, street, city, region, postal code), abbreviated street (St written Street, ...), name with coordinates moved about 50 m, and a place not in the data (in a real postal code and city).`, '',
     '| what | p50 ms | p99 ms | requests | failures | load avg |', '|---|---|---|---|---|---|',
