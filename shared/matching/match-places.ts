@@ -68,6 +68,7 @@ export function rankedMatchSql(source: MatchSource, queries: string, candidates:
   pairs AS (
     ${block('p.postal = qb.postal AND p.house = qb.house')}
     UNION ${block('qb.house IS NULL AND p.postal = qb.postal AND p.name_key = qb.name_key')}
+    UNION ${block('p.postal = qb.postal AND p.street = qb.street')}
     UNION ${block('p.region = qb.region AND p.city = qb.city AND p.house = qb.house')}
     -- A name with only a city: its exact (normalised) name, since a city holds too many places sharing a name's first letters.
     UNION ${block('qb.house IS NULL AND p.region = qb.region AND p.city = qb.city AND p.name = qb.name')}
