@@ -12,7 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { csvField } from '../shared/csv-field.ts';
-import { matchIndexSelect } from '../shared/matching/match-index.ts';
+import { matchIndexSelect, tableColumns } from '../shared/matching/match-index.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery } from '../shared/matching/place-query.ts';
 import { readPointer } from '../shared/pointer.ts';
 import { quoteLiteral } from '../shared/sql.ts';
@@ -133,7 +133,7 @@ export async function matchPart(o: MatchPartOptions, deps: MatchPartDeps, port =
     await rm(indexFile, { force: true });
     await conn.run(`ATTACH ${quoteLiteral(indexFile)} AS ix`);
     const t0 = performance.now();
-    await conn.run(`CREATE TABLE ix.match_places AS ${matchIndexSelect('v.places_core')}`);
+    await conn.run(`CREATE TABLE ix.match_places AS ${matchIndexSelect('v.places_core', await tableColumns(conn, 'v', 'places_core'))}`);
     await conn.run('CHECKPOINT ix');
     const seconds = Number(((performance.now() - t0) / 1000).toFixed(2));
     await conn.run('DETACH ix');

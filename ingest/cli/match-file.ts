@@ -143,7 +143,7 @@ async function attachCore(conn: DuckDBConnection, site: VersionSite): Promise<{ 
  */
 async function indexedSource(conn: DuckDBConnection, source: MatchSource): Promise<MatchSource> {
   if (source.index !== null) return source;
-  await conn.run(`CREATE TABLE derived_index AS ${matchIndexSelect(source.core)}`);
+  await conn.run(`CREATE TABLE derived_index AS ${matchIndexSelect(source.core, source.coreColumns)}`);
   return { ...source, index: 'derived_index' };
 }
 
