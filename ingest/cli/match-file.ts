@@ -5,7 +5,7 @@ import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { matchIndexSelect } from '../../shared/matching/match-index.ts';
 import { bestMatchSql, matchSourceIn, type MatchSource } from '../../shared/matching/match-places.ts';
-import { IDENTIFYING_SETS, PLACE_QUERY_FIELDS, type PlaceQueryField } from '../../shared/matching/place-query.ts';
+import { PLACE_QUERY_FIELDS, shortfallSql, type PlaceQueryField } from '../../shared/matching/place-query.ts';
 import { localVersionFile, retainedRecord } from '../../shared/retained-version.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { readManifest, routesOf } from '../../shared/version-manifest.ts';
@@ -86,16 +86,6 @@ function fieldSql(field: PlaceQueryField, column: string | undefined): string {
   if (column === undefined) return `NULL::${field === 'latitude' || field === 'longitude' ? 'DOUBLE' : 'VARCHAR'} AS ${field}`;
   if (field === 'latitude' || field === 'longitude') return `TRY_CAST(nullif(trim(${column}::VARCHAR), '') AS DOUBLE) AS ${field}`;
   return `nullif(trim(${column}::VARCHAR), '') AS ${field}`;
-}
-
-/**
- * queryShortfall's rule in SQL, over a relation of the query fields: true when the row cannot
- * identify a place (one coordinate without the other, one out of range, or no identifying set).
- */
-export function refusedSql(): string {
-  const identifies = IDENTIFYING_SETS.map((set) => `(${set.map((f) => `${f} IS NOT NULL`).join(' AND ')})`).join(' OR ');
-  const coordinates = '(latitude IS NULL) = (longitude IS NULL) AND coalesce(latitude BETWEEN -90 AND 90, true) AND coalesce(longitude BETWEEN -180 AND 180, true)';
-  return `NOT coalesce(${coordinates} AND (${identifies}), false)`;
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -193,7 +183,7 @@ export async function matchFile(site: VersionSite, o: MatchFileOptions): Promise
       throw unreadable(o.input, inFormat, err);
     }
     const position = (column: string | undefined) => column === undefined ? undefined : `c${headers.indexOf(column)}`;
-    await conn.run(`CREATE TABLE queries AS SELECT query_row, ${PLACE_QUERY_FIELDS.join(', ')}, ${refusedSql()} AS refused
+    await conn.run(`CREATE TABLE queries AS SELECT query_row, ${PLACE_QUERY_FIELDS.join(', ')}, ${shortfallSql()} AS refused
       FROM (SELECT rowid AS query_row, ${PLACE_QUERY_FIELDS.map((f) => fieldSql(f, position(columns[f]))).join(', ')} FROM input)`);
     const rows = await count(conn, 'SELECT count(*) FROM input');
     const refused = await count(conn, 'SELECT count(*) FROM queries WHERE refused');
