@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { matchIndexSelect, normalizedSelect } from '../../shared/matching/match-index.ts';
-import { queryShortfall } from '../../shared/matching/place-query.ts';
+import { queryShortfall, shortfallSql } from '../../shared/matching/place-query.ts';
 
 /** Normalises rows of the query fields with the SQL the index and the queries share, in a real DuckDB. */
 async function normalise(conn: DuckDBConnection, rows: Record<string, string | number | null>[]): Promise<Record<string, unknown>[]> {
@@ -93,6 +93,28 @@ describe('matching: a core table without every field a query names', () => {
       await conn.run(`CREATE TABLE places_core AS SELECT * FROM (VALUES ('222-222@5vg-7gv-d7q', 'Taco Bell', '710 3rd St')) t(placekey, location_name, street_address)`);
       const rows = (await conn.runAndReadAll(matchIndexSelect('places_core', ['placekey', 'location_name', 'street_address']))).getRowObjectsJson();
       expect(rows).to.deep.equal([{ placekey: '222-222@5vg-7gv-d7q', name: 'taco bell', house: '710', street: '3rd', suffix: 'st', unit: null, city: null, region: null, postal: null, country: null, latitude: null, longitude: null, name_key: 'tac', cell_y: null, cell_x: null, name_places: 1 }]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  });
+});
+
+describe('matching: the query rule in SQL (bulk) and in TypeScript (API) agree', () => {
+  it('refuses exactly the queries queryShortfall refuses', async () => {
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    try {
+      const text = fc.option(fc.constantFrom('Taco Bell', '710 3rd St', 'x'), { nil: null });
+      const coordinate = fc.option(fc.constantFrom(0, 37.7, -122.4, 91, -181, 180), { nil: null });
+      await fc.assert(fc.asyncProperty(text, text, text, text, text, text, coordinate, coordinate,
+        async (location_name, street_address, city, region, postal_code, iso_country_code, latitude, longitude) => {
+          const q = { location_name, street_address, city, region, postal_code, iso_country_code, latitude, longitude };
+          const reader = await conn.runAndReadAll(`SELECT ${shortfallSql()} FROM (SELECT $1::VARCHAR AS location_name, $2::VARCHAR AS street_address, $3::VARCHAR AS city,
+            $4::VARCHAR AS region, $5::VARCHAR AS postal_code, $6::VARCHAR AS iso_country_code, $7::DOUBLE AS latitude, $8::DOUBLE AS longitude)`,
+          [location_name, street_address, city, region, postal_code, iso_country_code, latitude, longitude]);
+          expect(reader.getRows()[0]![0], JSON.stringify(q)).to.equal(queryShortfall(q) !== null);
+        }), { numRuns: 300 });
     } finally {
       conn.closeSync();
       db.closeSync();
