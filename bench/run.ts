@@ -21,6 +21,7 @@ import { writeResultsMarkdown } from './results-markdown.ts';
 import { stagedLoad } from './staged-load.ts';
 import { databaseSize } from './database-size.ts';
 import { storeLines, storePart } from './store-part.ts';
+import { matchLines, matchPart } from './match-part.ts';
 import { loadConfig } from '../shared/config.ts';
 
 const run = promisify(execFile);
@@ -36,9 +37,10 @@ interface Options {
   licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean; historyLoadsOnly: boolean;
   rejects: { pois: number; bad: number; reps: number };
   executors: { pois: number; rounds: number };
+  match: { rounds: number; rows: number };
 }
 
-const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'publish', 'history', 'rejects', 'executors', 'quality'];
+const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'publish', 'history', 'rejects', 'executors', 'quality', 'match'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -314,6 +316,12 @@ async function main(o: Options): Promise<void> {
   if (o.parts.includes('rejects')) {
     const clean = await dataset(o, o.rejects.pois, o.weeks);
     results['rejects'] = await rejectsPart({ work: o.work, weeks: o.weeks, ...o.rejects }, clean, timedLoad, log);
+    await save();
+  }
+  if (o.parts.includes('match')) {
+    const config = loadConfig(process.env);
+    results['match'] = await matchPart({ work: o.work, pois: o.pois, rounds: o.match.rounds, csvRows: o.match.rows, memoryLimit: config.duckdbMemoryLimit, threads: config.duckdbThreads },
+      { dataset: (pois, weeks) => dataset(o, pois, weeks), startApi: (dataDir, port) => startApi(dataDir, port, apiMemoryFor(o, o.pois)), stop, timedRun, log, key: KEY });
     await save();
   }
   if (o.parts.includes('quality')) {
@@ -689,6 +697,7 @@ function renderResults(r: Record<string, any>): string {
   }
   if (r.stores) lines.push(...renderStores(r.stores));
   if (r.publish) lines.push(...renderPublish(r.publish));
+  if (r.match) lines.push(...matchLines(r.match));
   for (const h of Object.keys(r).filter((k) => /^history(_\d+)?$/.test(k)).map((k) => r[k]).sort((a, b) => a.pois - b.pois)) lines.push(...renderHistory(h, ratio));
   lines.push(...rejectsLines(r));
   if (r.executors) lines.push(...renderExecutors(r.executors, r.parts_run?.executors ?? '', ratio));
@@ -780,7 +789,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--history <weeks>', 'weeks for the history run at 100k POIs', '52')
   .option('--api-memory <size>', 'API_MEMORY_LIMIT of the measured API: a DuckDB size, or auto (1 GB per million POIs, at least 1 GB, as docs/operations.md advises)', 'auto')
   .option('--c1 <n>', 'requests per concurrency-1 run (at most)', '300').option('--c16 <s>', 'seconds per concurrency-16 run', '4')
-  .option('--parts <list>', 'which parts to run: ingest, store (with ingest), lookups, scaling, publish, history, rejects, executors, quality (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
+  .option('--parts <list>', 'which parts to run: ingest, store (with ingest), lookups, scaling, publish, history, rejects, executors, quality, match (lookups and history include the peer unless --no-peer)', ALL_PARTS.join(','))
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--licence-alone <list>', 'history part: which drops (1-based) are also loaded alone, to compare, or all', 'all')
   .option('--reuse-history', 'history part: measure the look-ups on the history an earlier run built (and its loads\' figures), if there is one')
@@ -788,8 +797,9 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
   .option('--executors-pois <n>', 'executors part: POIs of its version (x --weeks)', '100000').option('--executors-rounds <n>', 'executors part: requests per executor and case, alternating', '300')
+  .option('--match-rounds <n>', 'match part: batch_match (and batch_lookup) requests of its 1000 queries, one at a time', '20').option('--match-rows <n>', 'match part: rows of the CSV placedata match reads', '100000')
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
   .action(async (x) => x.render ? writeResultsMarkdown('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
-    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) } }));
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) }, match: { rounds: Number(x.matchRounds), rows: Number(x.matchRows) } }));
 await cli.parseAsync(process.argv);

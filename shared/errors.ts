@@ -59,6 +59,12 @@ export const ErrorCodes = {
   MONTH_NOT_FOUND: 'MONTH_NOT_FOUND',
   /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
   EXPORTS_BUSY: 'EXPORTS_BUSY',
+  /** A command's input file does not exist (`placedata match <in>`). */
+  INPUT_NOT_FOUND: 'INPUT_NOT_FOUND',
+  /** A user's own file cannot be read as the format its name says, or lacks the columns it needs (`placedata match`). */
+  BAD_INPUT: 'BAD_INPUT',
+  /** A command would overwrite an existing file (`placedata match --out`; allowed with --force). */
+  OUTPUT_EXISTS: 'OUTPUT_EXISTS',
   VERSION_INVALID: 'VERSION_INVALID',
   /** The version is held by the publish guards: only `publish` (or discard) acts on it. */
   VERSION_HELD: 'VERSION_HELD',

@@ -193,9 +193,10 @@ export async function buildVersion(input: BuildInput, settings: BuildSettings): 
     const manifest = await inheritFrom(conn, label, input.base, layouts, report);
     await sortCore(conn);
     await conn.run(`CREATE UNIQUE INDEX ${TABLES.core}_placekey ON ${TABLES.core} (placekey)`);
-    // The match index lives with the core it was made from: a version inheriting core matches against the file holding it.
-    if (layouts.core.files.length > 0) await buildMatchIndex(conn, TABLES.core);
     for (const ddl of VERSION_INDEX_DDL) await conn.run(ddl);
+    // The match index lives with the core it was made from: a version inheriting core matches against the file holding it.
+    progress({ phase: 'write', percent: 70, rows: rowsRead });
+    if (layouts.core.files.length > 0) await buildMatchIndex(conn, TABLES.core);
     progress({ phase: 'write', percent: 75, rows: rowsRead });
     for (const table of [...ALL_PRODUCTS.map((p) => `kept_${p}`), 'invalid_placekeys']) await conn.run(`DROP TABLE IF EXISTS ${table}`);
     await writeManifest(conn, manifest, { builtAt: input.builtAt, report, dropId: input.drop.id, base: input.base?.label ?? null });

@@ -16,12 +16,12 @@ export interface ProgressReporter {
 }
 
 /**
- * Progress of a load on stderr, never stdout: stdout holds only results (and `--json` output),
+ * Progress of a load (or a match: `title`) on stderr, never stdout: stdout holds only results (and `--json` output),
  * so scripts can read it whatever the progress mode.
  */
-export function progressReporter(mode: ProgressMode, err: (line: string) => void, stream: NodeJS.WritableStream = process.stderr): ProgressReporter {
+export function progressReporter(mode: ProgressMode, err: (line: string) => void, stream: NodeJS.WritableStream = process.stderr, title = 'load'): ProgressReporter {
   if (mode === 'bar') {
-    const bar = new cliProgress.SingleBar({ format: 'load [{bar}] {percentage}% | {phase} | {rows} rows', hideCursor: true, stream }, cliProgress.Presets.shades_classic);
+    const bar = new cliProgress.SingleBar({ format: `${title} [{bar}] {percentage}% | {phase} | {rows} rows`, hideCursor: true, stream }, cliProgress.Presets.shades_classic);
     let started = false;
     let rows = 0; // phases that do not count rows keep the last count
     return {

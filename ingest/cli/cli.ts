@@ -33,6 +33,10 @@ import { InboxScanner } from '../queue/inbox-watch.ts';
 import type { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { once } from 'node:events';
+import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
+import { PLACE_QUERY_FIELDS, type PlaceQueryField } from '../../shared/matching/place-query.ts';
+import { DEFAULT_CHUNK_ROWS, matchFile, type MatchFileSummary } from './match-file.ts';
+import { FIELD_FLAGS } from './match-columns.ts';
 
 /** An inbox folder named for a release month: `2021-07`. */
 const MONTH_FOLDER_RE = /^\d{4}-(0[1-9]|1[0-2])$/;
@@ -42,7 +46,7 @@ export const EXIT = { OK: 0, FAILED: 1, REFUSED: 2 } as const;
 
 /** Codes that mean "the input is wrong": exit 2. Anything else that fails exits 1. */
 const REFUSALS = new Set<string>([ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.DEMO_DATA, ErrorCodes.BAD_REQUEST, ErrorCodes.CONFIG_INVALID, ErrorCodes.KEY_EXISTS, ErrorCodes.KEY_NOT_FOUND, ErrorCodes.VERSION_NOT_FOUND,
-  ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE]);
+  ErrorCodes.VERSION_HELD, ErrorCodes.VERSION_NOT_HELD, ErrorCodes.BAD_CURSOR, ErrorCodes.BAD_PAGE_SIZE, ErrorCodes.INPUT_NOT_FOUND, ErrorCodes.BAD_INPUT, ErrorCodes.OUTPUT_EXISTS]);
 
 /** A queued load's refusals, named by the worker at the start of the job's reason: `enqueue --wait` exits 2 with the same code. */
 const WORKER_REFUSALS = [ErrorCodes.BAD_DROP, ErrorCodes.OLDER_RELEASE, ErrorCodes.DEMO_DATA] as const;
@@ -466,8 +470,60 @@ function program(config: () => Config, demoConfig: () => Config, io: Io): Comman
   addDiffCommand(cli, config, io);
   addQueueCommands(cli, config, io);
   addKeyCommands(cli, config, io);
+  addMatchCommand(cli, config, demoConfig, io);
   addExportPointer(cli);
   return cli;
+}
+
+function confidence(value: string): number {
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0 || n > 1) throw new InvalidArgumentError('It must be a number from 0 to 1.');
+  return n;
+}
+
+/** The camel-case option commander makes of each field's column flag (`--name-column` is `nameColumn`). */
+const FLAG_OPTION = Object.fromEntries(PLACE_QUERY_FIELDS.map((f) => [f, FIELD_FLAGS[f].slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase())])) as Record<PlaceQueryField, string>;
+
+function printMatch(out: Out, s: MatchFileSummary): void {
+  out(`matched ${s.matched} of ${s.rows} rows against ${s.version} in ${s.seconds} s; wrote ${s.output}`);
+  out(`  below the threshold (${s.min_confidence}): ${s.below_threshold}; no candidate: ${s.no_candidate}; refused (too little to identify a place): ${s.refused}`);
+  out(`  columns: ${Object.entries(s.columns).map(([f, c]) => `${f} ${JSON.stringify(c)}`).join(', ')}`);
+}
+
+function addMatchCommand(cli: Command, config: () => Config, demoConfig: () => Config, io: Io): void {
+  const command = cli.command('match').summary('add the Placekey of each row of your own CSV or Parquet file (name, address, coordinates)')
+    .description('Match every row of your own file (CSV with a header row, gzipped CSV, or Parquet) against the version in service and write it, in the same order and with every column, '
+      + 'plus placekey (null unless the best match\'s confidence is at least --min-confidence), confidence (0 to 1, the best candidate\'s) and matched_on (the query fields that agreed, ";"-separated), '
+      + 'to --out (CSV, csv.gz or Parquet by its name). The query columns are found by their headers, in any case (location_name or name, street_address or address, city, region or state, '
+      + 'postal_code, zip or postcode, iso_country_code or country, latitude or lat, longitude, lon or lng), or named with the flags below. A row that cannot identify a place '
+      + '(it needs street_address with postal_code or with city and region, or location_name with latitude and longitude, with postal_code, or with city and region) is counted as refused and gets no Placekey.')
+    .argument('<input>', 'your file: .csv, .csv.gz or .parquet')
+    .requiredOption('--out <file>', 'where to write the matched rows: .csv, .csv.gz or .parquet')
+    .option('--min-confidence <x>', 'the confidence a match needs for its Placekey to be written (0 to 1; set for precision: a wrong Placekey is worse than none)', confidence, DEFAULT_MIN_CONFIDENCE);
+  for (const field of PLACE_QUERY_FIELDS) command.option(`${FIELD_FLAGS[field]} <column>`, `the column holding ${field}`);
+  command.option('--force', 'replace --out if it exists (refused with OUTPUT_EXISTS otherwise)')
+    .option('--demo', `match against the demo's version in DEMO_DIR (default ${DEFAULT_DEMO_DIR}) instead of DATA_DIR's`)
+    .option('--chunk-rows <n>', 'rows matched per statement (and per progress step)', integer(1, 10_000_000), DEFAULT_CHUNK_ROWS)
+    .option('--json', 'print the summary (rows, matched, below_threshold, no_candidate, refused, seconds, ...) as one JSON object')
+    .option('--no-progress', 'no progress on stderr')
+    .addHelpText('after', examples('placedata match stores.csv --out stores-matched.csv', 'placedata match stores.csv --out stores-matched.csv --demo', 'placedata match sites.parquet --out sites.parquet.out.parquet --name-column "Site Name" --postal-column ZIP --min-confidence 0.9',
+      'placedata match stores.csv.gz --out matched.csv.gz --json | jq .matched'))
+    .action(async (input: string, opts: Record<string, unknown>) => {
+      const c = opts['demo'] ? demoConfig() : config();
+      const columns = Object.fromEntries(PLACE_QUERY_FIELDS.filter((f) => typeof opts[FLAG_OPTION[f]] === 'string').map((f) => [f, opts[FLAG_OPTION[f]] as string]));
+      const progress = progressReporter(progressMode(io, { progress: opts['progress'] as boolean | undefined }), io.err, process.stderr, 'match');
+      let summary: MatchFileSummary;
+      try {
+        summary = await withSite(c, (site) => matchFile(site, {
+          input, output: opts['out'] as string, minConfidence: opts['minConfidence'] as number, columns, force: opts['force'] === true, chunkRows: opts['chunkRows'] as number,
+          memoryLimit: c.duckdbMemoryLimit, threads: c.duckdbThreads, tempDir: c.duckdbTempDir, onProgress: (p) => progress.update(p),
+        }));
+      } finally {
+        progress.stop();
+      }
+      if (opts['json']) return io.out(JSON.stringify(summary));
+      printMatch(io.out, summary);
+    });
 }
 
 /** Where bulk export lives: the API streams it from the version it serves, so there is one export path, not two. */

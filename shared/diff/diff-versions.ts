@@ -5,9 +5,9 @@ import path from 'node:path';
 import { AppError, ErrorCodes } from '../errors.ts';
 import { nullShare, type QualityProfile, type ValueCount } from '../quality-profile.ts';
 import { quoteIdent, quoteLiteral } from '../sql.ts';
-import { parseLabel } from '../version-label.ts';
 import { readManifest, routesOf, type VersionManifest } from '../version-manifest.ts';
 import type { VersionRecord } from '../version-record.ts';
+import { localVersionFile, retainedRecord } from '../retained-version.ts';
 import { CORE_COLUMNS, TABLES } from '../version-schema.ts';
 import type { VersionSite } from '../version-site.ts';
 import type { ChangedPoi, DiffPaging, Page, PeriodDiff, PoiDiff, PoiExample, ProfileDelta, ValueChange, ValueDelta, VersionDiff } from './version-diff-types.ts';
@@ -32,19 +32,6 @@ function decodeCursor(cursor: string | null): string | null {
   const placekey = /^[A-Za-z0-9_-]{1,128}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
   if (!/^[0-9a-z@-]{1,64}$/.test(placekey)) throw new AppError(ErrorCodes.BAD_CURSOR, 'The cursor is not one a version diff returned');
   return placekey;
-}
-
-async function recordOf(site: VersionSite, label: string): Promise<VersionRecord> {
-  const record = parseLabel(label) ? await site.store.record(label) : null;
-  if (!record) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no retained version ${JSON.stringify(label.slice(0, 64))}`);
-  return record;
-}
-
-/** A verified local copy of `file`, one of the files `record` (of version `label`) is made of. */
-function localFile(site: VersionSite, label: string, record: VersionRecord, file: string): Promise<string> {
-  const sha256 = file === label ? record.sha256 : record.files.find((f) => f.label === file)?.sha256;
-  if (!sha256) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label} names ${file} for core places but not among its files`);
-  return site.cache.ensure(file, sha256);
 }
 
 /** Weeks or months of two manifests: added, delivered again, carried (same file), removed. */
@@ -166,7 +153,7 @@ export async function diffVersions(site: VersionSite, from: string, to: string, 
     throw new AppError(ErrorCodes.BAD_PAGE_SIZE, `first must be from 1 to ${MAX_DIFF_PAGE}`);
   }
   for (const cursor of [paging.added_after, paging.removed_after, paging.changed_after]) decodeCursor(cursor);
-  const [recordFrom, recordTo] = [await recordOf(site, from), await recordOf(site, to)];
+  const [recordFrom, recordTo] = [await retainedRecord(site, from), await retainedRecord(site, to)];
   const files = { from: await site.cache.ensure(from, recordFrom.sha256), to: await site.cache.ensure(to, recordTo.sha256) };
   // Its own spill folder: two diffs in one process must not remove each other's.
   const tempDir = path.join(site.cache.dir, '.tmp', `diff-${process.pid}-${randomBytes(6).toString('hex')}`);
@@ -194,7 +181,7 @@ export async function diffVersions(site: VersionSite, from: string, to: string, 
     const [rFrom, rTo] = [routesOf(mFrom), routesOf(mTo)];
     let pois = emptyPoiDiff();
     if (rFrom.core !== rTo.core) {
-      const side = async (label: string, record: VersionRecord, core: string | null) => core === null ? null : attach(core, await localFile(site, label, record, core));
+      const side = async (label: string, record: VersionRecord, core: string | null) => core === null ? null : attach(core, await localVersionFile(site, label, record, core));
       pois = await poiDiff(conn, await side(from, recordFrom, rFrom.core), await side(to, recordTo, rTo.core), paging);
     }
     return {

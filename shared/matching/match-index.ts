@@ -6,7 +6,9 @@
  * is derived from its core table on the fly (the same SELECT), slower but the same answers.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { ADDRESS_WORDS_RELATION, addressWordsSql, citySql, countrySql, houseOf, nameSql, postalSql, regionSql, streetNameOf, streetWordsOf, suffixOf } from './normalize-sql.ts';
+import { quoteIdent } from '../sql.ts';
+import { PLACE_QUERY_FIELDS } from './place-query.ts';
+import { ADDRESS_WORDS_RELATION, addressWordsSql, citySql, countrySql, houseOf, nameSql, postalSql, regionSql, streetNameOf, streetWordsOf, suffixOf, unitSql } from './normalize-sql.ts';
 
 export const MATCH_TABLE = 'match_places';
 
@@ -24,12 +26,12 @@ export const CELL_DEGREES = 0.004;
  * into house number, street name and suffix.
  */
 export function normalizedSelect(relation: string, keep: string): string {
-  const fields = `SELECT ${keep}, ${nameSql('location_name')} AS name, ${addressWordsSql('street_address')} AS address_words,
+  const fields = `SELECT ${keep}, ${nameSql('location_name')} AS name, ${addressWordsSql('street_address')} AS address_words, ${unitSql('street_address')} AS unit,
       ${citySql('city')} AS city, ${regionSql('region')} AS region, ${postalSql('postal_code')} AS postal,
       ${countrySql('iso_country_code')} AS country, TRY_CAST(latitude AS DOUBLE) AS latitude, TRY_CAST(longitude AS DOUBLE) AS longitude
     FROM (${relation}) CROSS JOIN (${ADDRESS_WORDS_RELATION})`;
   const parts = `SELECT * EXCLUDE (address_words), ${houseOf('address_words')} AS house, ${streetWordsOf('address_words')} AS street_words FROM (${fields})`;
-  return `SELECT ${keep.split(',').map((k) => k.trim()).join(', ')}, name, house, ${streetNameOf('street_words', suffixOf('street_words'))} AS street, ${suffixOf('street_words')} AS suffix,
+  return `SELECT ${keep.split(',').map((k) => k.trim()).join(', ')}, name, house, ${streetNameOf('street_words', suffixOf('street_words'))} AS street, ${suffixOf('street_words')} AS suffix, unit,
       city, region, postal, country, latitude, longitude FROM (${parts})`;
 }
 
@@ -38,12 +40,26 @@ export function blockingColumns(): string {
   return `nullif(left(name, 3), '') AS name_key, floor(latitude / ${CELL_DEGREES})::INTEGER AS cell_y, floor(longitude / ${CELL_DEGREES})::INTEGER AS cell_x`;
 }
 
-/** The index rows of a core table (qualified name): the SELECT both the build and a file without an index use. */
-export function matchIndexSelect(core: string): string {
-  return `SELECT *, ${blockingColumns()} FROM (${normalizedSelect(`SELECT * FROM ${core}`, 'placekey')})`;
+/**
+ * The index rows of a core table (qualified name) with these columns (a drop may not deliver
+ * every field a query names: those are null): the SELECT both the build and a file without an
+ * index use. `name_places`: how many places share the name (a chain's name says less about
+ * which place).
+ */
+export function matchIndexSelect(core: string, columns: readonly string[]): string {
+  const fields = PLACE_QUERY_FIELDS.map((f) => (columns.includes(f) ? quoteIdent(f) : `NULL::VARCHAR AS ${f}`));
+  const relation = `SELECT placekey, ${fields.join(', ')} FROM ${core}`;
+  return `SELECT *, ${blockingColumns()}, count(*) OVER (PARTITION BY name)::INTEGER AS name_places FROM (${normalizedSelect(relation, 'placekey')})`;
+}
+
+/** The columns of a table `database.table`, in table order. */
+export async function tableColumns(conn: DuckDBConnection, database: string, table: string): Promise<string[]> {
+  const reader = await conn.runAndReadAll('SELECT column_name FROM duckdb_columns() WHERE database_name = $1 AND table_name = $2 ORDER BY column_index', [database, table]);
+  return reader.getRows().map((r) => String(r[0]));
 }
 
 /** Builds the match index of the file's core table, in the open build connection. */
 export async function buildMatchIndex(conn: DuckDBConnection, core = 'places_core'): Promise<void> {
-  await conn.run(`CREATE TABLE ${MATCH_TABLE} AS ${matchIndexSelect(core)}`);
+  const database = String((await conn.runAndReadAll('SELECT current_database()')).getRows()[0]![0]);
+  await conn.run(`CREATE TABLE ${MATCH_TABLE} AS ${matchIndexSelect(core, await tableColumns(conn, database, core))}`);
 }

@@ -9,7 +9,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../sql.ts';
-import { blockingColumns, MATCH_TABLE, matchIndexSelect, normalizedSelect } from './match-index.ts';
+import { blockingColumns, MATCH_TABLE, matchIndexSelect, normalizedSelect, tableColumns } from './match-index.ts';
 import { DISTANCE_M, EVIDENCE, MATCHED_ON, NAME_SIM, STREET_SIM } from './match-score.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery, type PlaceQueryField } from './place-query.ts';
 
@@ -22,6 +22,8 @@ export interface MatchSource {
   readonly core: string;
   /** `"<label>".match_places` of that file, or null for a file built before matching (derived from core on the fly). */
   readonly index: string | null;
+  /** The core table's columns (what the index is derived from when there is none). */
+  readonly coreColumns: readonly string[];
 }
 
 export interface MatchCandidate {
@@ -59,7 +61,7 @@ export interface MatchOptions {
  */
 export function rankedMatchSql(source: MatchSource, queries: string, candidates: number): string {
   // A file without an index normalises its core once per statement (materialised), not per block.
-  const withIndex = source.index === null ? `idx AS MATERIALIZED (${matchIndexSelect(source.core)}),` : '';
+  const withIndex = source.index === null ? `idx AS MATERIALIZED (${matchIndexSelect(source.core, source.coreColumns)}),` : '';
   const idx = source.index ?? 'idx';
   const block = (on: string): string => `SELECT qb.query_row, p.* FROM qb JOIN ${idx} p ON ${on}`;
   return `WITH ${withIndex}
@@ -68,6 +70,7 @@ export function rankedMatchSql(source: MatchSource, queries: string, candidates:
   pairs AS (
     ${block('p.postal = qb.postal AND p.house = qb.house')}
     UNION ${block('qb.house IS NULL AND p.postal = qb.postal AND p.name_key = qb.name_key')}
+    UNION ${block('p.postal = qb.postal AND p.street = qb.street')}
     UNION ${block('p.region = qb.region AND p.city = qb.city AND p.house = qb.house')}
     -- A name with only a city: its exact (normalised) name, since a city holds too many places sharing a name's first letters.
     UNION ${block('qb.house IS NULL AND p.region = qb.region AND p.city = qb.city AND p.name = qb.name')}
@@ -133,5 +136,5 @@ export async function matchSourceIn(conn: DuckDBConnection, database: string): P
   const reader = await conn.runAndReadAll('SELECT count(*) FROM duckdb_tables() WHERE database_name = $1 AND table_name = $2', [database, MATCH_TABLE]);
   const has = Number(reader.getRows()[0]![0]) > 0;
   const db = quoteIdent(database);
-  return { core: `${db}.places_core`, index: has ? `${db}.${MATCH_TABLE}` : null };
+  return { core: `${db}.places_core`, index: has ? `${db}.${MATCH_TABLE}` : null, coreColumns: await tableColumns(conn, database, 'places_core') };
 }

@@ -12,9 +12,22 @@
  */
 const JW = 'jaro_winkler_similarity';
 
-/** Name similarity 0-1: the better of Jaro-Winkler on the whole names and the share of words in common. */
-export const NAME_SIM = `CASE WHEN q.name IS NULL OR p.name IS NULL THEN NULL ELSE greatest(${JW}(q.name, p.name),
-    len(list_intersect(string_split(q.name, ' '), string_split(p.name, ' '))) / len(list_distinct(list_concat(string_split(q.name, ' '), string_split(p.name, ' '))))) END`;
+/** The share of one name's words found in the other (a word found when Jaro-Winkler >= 0.9: a typo still counts). */
+function wordsFound(from: string, to: string): string {
+  return `list_avg(list_transform(string_split(${from}, ' '), w -> CASE WHEN list_max(list_transform(string_split(${to}, ' '), v -> ${JW}(w, v))) >= 0.9 THEN 1.0 ELSE 0.0 END))`;
+}
+
+/**
+ * Name similarity 0-1: mostly the share of words the names have in common, and a fifth
+ * Jaro-Winkler of the whole names. The query's words found in the place's name weigh three
+ * times the other way round: a user's shorter name ("Chipotle") still finds "Chipotle Mexican
+ * Grill", while a word the query has and the place lacks ("Seward Park Campus" against "Seward
+ * Park") says it is another place. Words, not letters: Jaro-Winkler alone rates "Mahoney Park"
+ * and "Mahoney Playground" 0.88 for their shared prefix, and those are two places.
+ */
+export const NAME_SIM = `CASE WHEN q.name IS NULL OR p.name IS NULL THEN NULL ELSE
+    0.8 * (0.75 * ${wordsFound('q.name', 'p.name')} + 0.25 * ${wordsFound('p.name', 'q.name')}) + 0.2 * ${JW}(q.name, p.name) END`;
+
 /** Street similarity 0-1 (Jaro-Winkler of the normalised street names, without their suffixes: the suffix is its own evidence). */
 export const STREET_SIM = `CASE WHEN q.street IS NULL OR p.street IS NULL THEN NULL ELSE ${JW}(q.street, p.street) END`;
 /** Distance in metres (equirectangular: exact enough within the few km that blocking allows). */
@@ -23,19 +36,23 @@ export const DISTANCE_M = `CASE WHEN q.latitude IS NULL OR p.latitude IS NULL TH
 
 /** The log-odds of a pair, from the features (name_sim, street_sim, distance_m) and the normalised fields. */
 export const EVIDENCE = `-0.8
-  + CASE WHEN q.name IS NULL THEN 0 WHEN p.name IS NULL THEN -2 ELSE 14 * (name_sim - 0.78) END
+  + CASE WHEN q.name IS NULL THEN -1 WHEN p.name IS NULL THEN -2
+         WHEN name_sim >= 0.78 THEN 14 * (name_sim - 0.78) - 0.25 * ln(coalesce(p.name_places, 1))
+         ELSE 20 * (name_sim - 0.78) END
+  + CASE WHEN q.unit IS NULL OR p.unit IS NULL THEN 0 WHEN q.unit = p.unit THEN 0.5 ELSE -4 END
   + CASE WHEN q.house IS NULL OR p.house IS NULL THEN CASE WHEN street_sim IS NULL THEN 0 ELSE 4 * (street_sim - 0.8) END
          WHEN q.house = p.house THEN CASE WHEN street_sim >= 0.85 THEN 3 ELSE 0 END
-         ELSE CASE WHEN street_sim >= 0.85 THEN -2 ELSE -5 END END
+         ELSE CASE WHEN street_sim >= 0.85 THEN -3.5 ELSE -5 END END
   + CASE WHEN q.suffix IS NULL OR p.suffix IS NULL THEN 0 WHEN q.suffix = p.suffix THEN 0.4 ELSE -1.5 END
   + CASE WHEN q.postal IS NULL OR p.postal IS NULL THEN 0 WHEN q.postal = p.postal THEN 1 ELSE -1 END
   + CASE WHEN q.city IS NULL OR p.city IS NULL THEN 0 WHEN q.city = p.city OR ${JW}(q.city, p.city) >= 0.93 THEN 0.7 ELSE -1 END
   + CASE WHEN q.region IS NULL OR p.region IS NULL THEN 0 WHEN q.region = p.region THEN 0.3 ELSE -2 END
   + CASE WHEN q.country IS NULL OR p.country IS NULL THEN 0 WHEN q.country = p.country THEN 0 ELSE -4 END
   + CASE WHEN distance_m IS NULL THEN 0
-         WHEN distance_m <= 25 THEN 2.5
-         WHEN distance_m <= 250 THEN 2.5 * (250 - distance_m) / 225
-         ELSE greatest(-3, -3 * (distance_m - 250) / 350) END`;
+         WHEN distance_m <= 40 THEN 2.5
+         WHEN distance_m <= 150 THEN 2.5 - 1.5 * (distance_m - 40) / 110
+         WHEN distance_m <= 250 THEN 1 - 2 * (distance_m - 150) / 100
+         ELSE greatest(-3, -1 - 2 * (distance_m - 250) / 350) END`;
 
 /** The query fields that agreed with the place, in PLACE_QUERY_FIELDS order (VARCHAR[]). */
 export const MATCHED_ON = `list_filter([

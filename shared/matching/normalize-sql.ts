@@ -95,17 +95,26 @@ export function nameSql(x: string): string {
   return orNull(`array_to_string(list_filter(${words(spaced(noNumbers))}, w -> NOT list_contains(${FILLER}, w)), ' ')`);
 }
 
+const UNIT = `(^|[\\s,])(#|apt|apartment|suite|ste|unit|rm|room|fl|floor|bldg|building|lot|spc|space|dept|trlr|pmb)\\.?\\s*#?\\s*([a-z0-9-]+)\\b`;
+
 /** An address's words, unit designators dropped, each mapped to its USPS abbreviation (needs ADDRESS_WORDS_COLUMN). VARCHAR[]. */
 export function addressWordsSql(x: string): string {
-  const noUnit = `regexp_replace(${folded(x)}, '(^|[\\s,])(#|apt|apartment|suite|ste|unit|rm|room|fl|floor|bldg|building|lot|spc|space|dept|trlr|pmb)\\.?\\s*#?\\s*[a-z0-9-]+\\b', ' ', 'g')`;
+  const noUnit = `regexp_replace(${folded(x)}, '${UNIT}', ' ', 'g')`;
   return `list_transform(${words(spaced(`regexp_replace(${noUnit}, '#', ' ', 'g')`))}, w -> coalesce(${ADDRESS_WORDS_COLUMN}[w], w))`;
 }
 
-const HOUSE_NUMBER = "'^([0-9]+)[a-z]?$'";
+/** An address's unit (what follows its first unit designator: Suite 200 -> 200, Apt 3B -> 3b, #5 -> 5), or NULL. */
+export function unitSql(x: string): string {
+  return `nullif(regexp_replace(regexp_extract(${folded(x)}, '${UNIT}', 3), '-', '', 'g'), '')`;
+}
 
-/** The house number of an address's words: the leading number (a letter after it dropped), or NULL. */
+/** A house number: digits with a letter after them (45B, its digits compared), or a rural one with letters and digits (W3198). */
+const HOUSE_NUMBER = "'^([0-9]+[a-z]?|[a-z]+[0-9][a-z0-9]*)$'";
+
+/** The house number of an address's words: the leading number (the digits of 45B; a rural W3198 whole), or NULL. */
 export function houseOf(words: string): string {
-  return `nullif(regexp_extract(${words}[1], ${HOUSE_NUMBER}, 1), '')`;
+  return `CASE WHEN regexp_matches(${words}[1], '^[0-9]+[a-z]?$') THEN regexp_extract(${words}[1], '^([0-9]+)', 1)
+    WHEN regexp_matches(${words}[1], ${HOUSE_NUMBER}) THEN ${words}[1] END`;
 }
 
 /** The street's words of an address's words: the words after the house number. VARCHAR[]. */

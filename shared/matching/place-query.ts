@@ -49,3 +49,14 @@ export function queryShortfall(q: PlaceQuery): string | null {
   const has = PLACE_QUERY_FIELDS.filter((f) => present(q, f));
   return `it has ${has.length ? has.join(', ') : 'no place fields'}; a query needs street_address with postal_code or with city and region, or location_name with latitude and longitude, with postal_code, or with city and region`;
 }
+
+/**
+ * queryShortfall's rule in SQL, over a relation of the query fields (blank text already null):
+ * true when the row cannot identify a place (one coordinate without the other, one out of
+ * range, or no identifying set). For bulk matching, where rows are checked in the engine.
+ */
+export function shortfallSql(): string {
+  const identifies = IDENTIFYING_SETS.map((set) => `(${set.map((f) => `${f} IS NOT NULL`).join(' AND ')})`).join(' OR ');
+  const coordinates = '(latitude IS NULL) = (longitude IS NULL) AND coalesce(latitude BETWEEN -90 AND 90, true) AND coalesce(longitude BETWEEN -180 AND 180, true)';
+  return `NOT coalesce(${coordinates} AND (${identifies}), false)`;
+}

@@ -128,10 +128,10 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
     await removeDir(dir);
   });
 
-  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'publish', 'discard', 'diff', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke'];
+  const COMMANDS = ['load', 'demo', 'versions', 'rollback', 'publish', 'discard', 'diff', 'enqueue', 'jobs', 'watch', 'keys', 'keys create', 'keys list', 'keys revoke', 'match'];
 
   it('prints help for the program and for every command, with examples, and exits 0', async function () {
-    this.timeout(120_000); // 14 commands, two Node starts each
+    this.timeout(120_000); // 15 commands, two Node starts each
     const top = await placedata(['--help'], env);
     expect([top.code, top.stderr]).to.deep.equal([0, '']);
     expect(top.stdout).to.match(/^Usage: placedata \[options\] \[command\]\n\nLoad place-data drops/);
