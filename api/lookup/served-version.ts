@@ -68,6 +68,8 @@ export class ServedVersion {
   readonly hasGeometry: boolean;
   /** The columns of places_core (a search filter on a column the drop did not deliver matches nothing). */
   readonly coreColumns: ReadonlySet<string>;
+  /** The same columns in table order (a match derives the index from them when the file has none). */
+  readonly #coreColumnList: readonly string[];
   /** Whether the file holding core has a match index (files built before matching have none: matching derives it from core). */
   readonly #hasMatchIndex: boolean;
   /** The weeks (Mondays, YYYY-MM-DD) this version holds, oldest first. */
@@ -113,7 +115,8 @@ export class ServedVersion {
     this.latestWeek = this.weeks.at(-1) ?? null;
     this.latestMonth = this.months.at(-1) ?? null;
     this.hasGeometry = this.#routes.geometry !== null;
-    this.coreColumns = new Set(columnsIn(columns, this.#routes.core ?? this.label, TABLES.core));
+    this.#coreColumnList = columnsIn(columns, this.#routes.core ?? this.label, TABLES.core);
+    this.coreColumns = new Set(this.#coreColumnList);
     this.#hasMatchIndex = columnsIn(columns, this.#routes.core ?? this.label, MATCH_INDEX).length > 0;
     this.#columns = columns;
     this.#instance = instance;
@@ -213,13 +216,14 @@ export class ServedVersion {
   }
 
   /**
-   * What matching reads in this version: core, and the match index of the file holding it when
-   * that file has one (run the match with `query`).
+   * What matching reads in this version: core (and its columns), and the match index of the
+   * file holding it when that file has one (run the match with `query`). Found from the column
+   * catalog read when the version opened: nothing is read here.
    * @throws AppError DATA_UNAVAILABLE when the file holding core is missing or damaged here.
    */
   matchSource(): MatchSource {
     const { database } = this.sourceOf('core');
-    return { core: this.tableOf('core'), index: this.#hasMatchIndex ? `${quoteIdent(database)}.${MATCH_INDEX}` : null };
+    return { core: this.tableOf('core'), index: this.#hasMatchIndex ? `${quoteIdent(database)}.${MATCH_INDEX}` : null, coreColumns: this.#coreColumnList };
   }
 
   /**
