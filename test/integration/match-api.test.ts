@@ -40,7 +40,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
 
   /** Lucky Bank, 1134 Tremont Rd, Boston MA 02108: matched by its full address and name. */
   const EXACT = 'vp6-j9n@62j-shx-8qf';
-  /** Green Leaf Grill, New York 10001: matched by its name, misspelt, with the postal code. */
+  /** Green Leaf Grill, New York 10001: matched by its name with the postal code (misspelt, it is doubtful). */
   const NAMED = 'n2h-v3m@627-s8m-389';
   /** Two Liberty Bistros in New York 10011, a street apart: a name with the city cannot tell them apart. */
   const CHAIN = ['b63-2s3@627-s8f-yjv', 'xnt-mks@627-s8m-6tv'];
@@ -49,7 +49,8 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
     const r = rowOf(EXACT);
     return { query_id: 'store-1', location_name: r['location_name'], street_address: r['street_address'], city: r['city'], region: r['region'], postal_code: r['postal_code'], iso_country_code: 'US' };
   };
-  const namedQuery = () => ({ query_id: 'store-2', location_name: 'Green Leef Grill', postal_code: rowOf(NAMED)['postal_code'] });
+  const namedQuery = () => ({ query_id: 'store-2', location_name: 'Green Leaf Grill', postal_code: rowOf(NAMED)['postal_code'] });
+  const MISSPELT = { query_id: 'store-4', location_name: 'Green Leef Grill', postal_code: '10001' };
   const ABSENT = { query_id: 'store-3', location_name: 'Nowhere Diner', street_address: '9 Imaginary Way', city: 'Boston', region: 'MA', postal_code: '02108' };
   const CHAIN_QUERY = { location_name: 'Liberty Bistro', city: 'New York', region: 'NY' };
 
@@ -81,10 +82,12 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
    * candidate, best first), as it returns them.
    */
   const PIPELINE = {
-    exact: [{ placekey: EXACT, confidence: 0.9995, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code'] }],
-    named: [{ placekey: NAMED, confidence: 0.9493, matched_on: ['location_name', 'postal_code'] }],
+    exact: [{ placekey: EXACT, confidence: 0.9995, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code'] },
+      { placekey: 'qbt-mxx@62j-qp7-wff', confidence: 0, matched_on: ['city', 'region', 'postal_code', 'iso_country_code'] }],
+    named: [{ placekey: NAMED, confidence: 0.9637, matched_on: ['location_name', 'postal_code'] }],
+    misspelt: [{ placekey: NAMED, confidence: 0.3029, matched_on: ['postal_code'] }],
     absent: [] as { placekey: string; confidence: number; matched_on: string[] }[],
-    chain: CHAIN.map((placekey) => ({ placekey, confidence: 0.4908, matched_on: ['location_name', 'city', 'region'] })),
+    chain: CHAIN.map((placekey) => ({ placekey, confidence: 0.4891, matched_on: ['location_name', 'city', 'region'] })),
   };
   const resultOf = (queryId: string | null, candidates: readonly { placekey: string; confidence: number; matched_on: string[] }[], threshold = DEFAULT_MIN_CONFIDENCE) => {
     const best = candidates[0];
@@ -97,26 +100,26 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
 
   for (const path of ['/v1/graphql', '/v2/graphql']) {
     describe(path, () => {
-      it('batch_match: an exact address, a misspelt name with a postal code, an absent place and a chain, in request order, query_id echoed, two candidates, the entry with core and a week', async () => {
-        const queries = [exactQuery(), namedQuery(), ABSENT, CHAIN_QUERY];
+      it('batch_match: an exact address, a name with a postal code, an absent place, a chain and a misspelt name, in request order, query_id echoed, two candidates, the entry with core and a week', async () => {
+        const queries = [exactQuery(), namedQuery(), ABSENT, CHAIN_QUERY, MISSPELT];
         expect(await send({ query: BATCH, variables: { queries } }, path)).to.deep.equal(ok({
           batch_match: [
             resultOf('store-1', PIPELINE.exact),
             resultOf('store-2', PIPELINE.named),
             resultOf('store-3', PIPELINE.absent),
             resultOf(null, PIPELINE.chain),
+            resultOf('store-4', PIPELINE.misspelt),
           ],
-        }, 4));
+        }, 5));
       });
 
-      it('min_confidence: 0 returns every best candidate\'s Placekey, 1 none that is not certain; an empty list answers []', async () => {
-        const queries = [exactQuery(), ABSENT, CHAIN_QUERY];
-        expect(await send({ query: BATCH, variables: { queries, min: 0 } }, path)).to.deep.equal(ok({
-          batch_match: [resultOf('store-1', PIPELINE.exact, 0), resultOf('store-3', PIPELINE.absent, 0), resultOf(null, PIPELINE.chain, 0)],
-        }, 3));
-        expect(await send({ query: BATCH, variables: { queries, min: 1 } }, path)).to.deep.equal(ok({
-          batch_match: [resultOf('store-1', PIPELINE.exact, 1), resultOf('store-3', PIPELINE.absent, 1), resultOf(null, PIPELINE.chain, 1)],
-        }, 3));
+      it('min_confidence: 0 returns every best candidate\'s Placekey, 0.3 the misspelt name\'s too, 1 none that is not certain; an empty list answers []', async () => {
+        const queries = [exactQuery(), ABSENT, CHAIN_QUERY, MISSPELT];
+        for (const min of [0, 0.3, 1]) {
+          expect(await send({ query: BATCH, variables: { queries, min } }, path), `min_confidence ${min}`).to.deep.equal(ok({
+            batch_match: [resultOf('store-1', PIPELINE.exact, min), resultOf('store-3', PIPELINE.absent, min), resultOf(null, PIPELINE.chain, min), resultOf('store-4', PIPELINE.misspelt, min)],
+          }, 4));
+        }
         expect(await send({ query: BATCH, variables: { queries: [] } }, path)).to.deep.equal(ok({ batch_match: [] }, 0));
       });
 
@@ -126,6 +129,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
         expect(await send({ query, variables: { q: namedQuery() } }, path)).to.deep.equal(ok({ lookup: entryOf(NAMED) }, 1));
         expect(await send({ query, variables: { q: ABSENT } }, path)).to.deep.equal(ok({ lookup: null }, 0));
         expect(await send({ query, variables: { q: CHAIN_QUERY } }, path)).to.deep.equal(ok({ lookup: null }, 0));
+        expect(await send({ query, variables: { q: MISSPELT } }, path)).to.deep.equal(ok({ lookup: null }, 0));
         const byKey = await send({ query: `{ lookup(placekey: "${EXACT}") { placekey placedata_core { ${CORE_FIELDS} } placedata_weekly_patterns(date: "2022-03-21") { raw_visit_counts } } }` }, path);
         expect(byKey).to.deep.equal(ok({ lookup: entryOf(EXACT) }, 1));
       });
@@ -219,11 +223,11 @@ describe('matching by name and coordinates over GraphQL, on a drop that delivers
       const NEAR = ['location_name', 'latitude', 'longitude'];
       expect(res.body).to.deep.equal({
         data: { batch_match: [
-          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9549, matched_on: NEAR,
-            candidates: [{ placekey: HAYES.placekey, confidence: 0.9549, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0161, matched_on: ['location_name'] }],
+          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9595, matched_on: NEAR,
+            candidates: [{ placekey: HAYES.placekey, confidence: 0.9595, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0092, matched_on: ['location_name'] }],
             entry: { placekey: HAYES.placekey, placedata_core: core(HAYES) } },
-          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.9797, matched_on: NEAR,
-            candidates: [{ placekey: MARKET.placekey, confidence: 0.9797, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0103, matched_on: ['location_name'] },
+          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.983, matched_on: NEAR,
+            candidates: [{ placekey: MARKET.placekey, confidence: 0.983, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0068, matched_on: ['location_name'] },
               { placekey: MUSEUM.placekey, confidence: 0, matched_on: [] }],
             entry: { placekey: MARKET.placekey, placedata_core: core(MARKET) } },
           { query_id: 'far', placekey: null, confidence: null, matched_on: [], candidates: [], entry: null },
