@@ -1,6 +1,12 @@
-/** Quotes an identifier for DuckDB (header names come from files, so never trust them). */
+import { quotedIdentifier, quotedString } from '@duckdb/node-api';
+
+/**
+ * The project's one quoting helper, over the DuckDB client's own functions (double quotes
+ * doubled; single quotes doubled). Quotes an identifier (header names come from files, so never
+ * trust them).
+ */
 export function quoteIdent(name: string): string {
-  return '"' + name.replace(/"/g, '""') + '"';
+  return quotedIdentifier(name);
 }
 
 /**
@@ -10,5 +16,5 @@ export function quoteIdent(name: string): string {
  * come from files and must never be trusted). Values of a statement are bound, not quoted.
  */
 export function quoteLiteral(value: string): string {
-  return "'" + value.replace(/'/g, "''") + "'";
+  return quotedString(value);
 }
