@@ -26,7 +26,7 @@ import { variablesText } from './http/variables-text.ts';
 import type { VersionCatalog } from './versions/version-catalog.ts';
 import { takeLease } from './http/take-lease.ts';
 import type { ServedVersions } from './lookup/served-versions.ts';
-import type { VersionDiffFn } from './graphql/version-diff-field.ts';
+import type { VersionDiffFn } from './graphql/request-context.ts';
 import { holdRoutes, type HoldActions } from './pages/hold-routes.ts';
 
 export interface AppOptions {

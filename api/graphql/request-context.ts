@@ -1,9 +1,12 @@
-import type { VersionDiffFn } from './version-diff-field.ts';
+import type { DiffPaging, VersionDiff } from '../../shared/diff/version-diff-types.ts';
 import type { Found } from '../lookup/lookup-queries.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import type { Lease } from '../lookup/served-versions.ts';
 
 /** What each resolver sees of its request. */
+/** What answers `version_diff` (the diff of two retained versions, a page of it). */
+export type VersionDiffFn = (from: string, to: string, paging: DiffPaging) => Promise<VersionDiff>;
+
 export type RequestContext = {
   readonly lease: Lease;
   readonly maxBatch: number;

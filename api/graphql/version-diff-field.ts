@@ -1,9 +1,7 @@
 import { GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString, type GraphQLFieldConfig, type GraphQLOutputType } from 'graphql';
-import type { DiffPaging, VersionDiff } from '../../shared/diff/version-diff-types.ts';
 import type { RequestContext } from './request-context.ts';
 
 /** Computes a diff for the API (shared/diff/diff-versions.ts bound to the web process's site and settings). */
-export type VersionDiffFn = (from: string, to: string, paging: DiffPaging) => Promise<VersionDiff>;
 
 const nn = (t: GraphQLOutputType) => new GraphQLNonNull(t);
 const list = (t: GraphQLOutputType) => nn(new GraphQLList(nn(t)));

@@ -16,7 +16,7 @@ import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
-import type { VersionDiffFn } from '../graphql/version-diff-field.ts';
+import type { VersionDiffFn } from '../graphql/request-context.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;

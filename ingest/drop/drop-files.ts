@@ -8,11 +8,11 @@ import { CSV_LIMITS, type CsvDialect } from './csv-header.ts';
 import { cutLongRecords, type CsvRecords } from './csv-records.ts';
 import { CsvTextScan, type CsvText } from './csv-text-scan.ts';
 import type { ReadDrop } from './drop-id.ts';
+import { formatOf, type FileFormat } from './file-format.ts';
 import { readFailure } from './load-failure.ts';
 import type { OpenedFile } from './open-drop.ts';
 import { needsConversion, type TextEncoding } from './text-encoding.ts';
 
-export type FileFormat = 'csv' | 'parquet';
 /**
  * What a file carries: one product, or core with patterns (`combined`: core + weekly, as shop
  * exports deliver them; `core+monthly`: core + monthly). Geometry columns inside a core file
@@ -55,12 +55,6 @@ export interface DropFile {
   readonly products: FileProducts;
 }
 
-/** A file's format by its name: Parquet, or delimited text (.csv, .tsv, .txt, each maybe gzipped). */
-export function formatOf(file: string): FileFormat | null {
-  if (/\.parquet$/i.test(file)) return 'parquet';
-  if (/\.(csv|tsv|txt)(\.gz)?$/i.test(file)) return 'csv';
-  return null;
-}
 
 /** Names of the DuckDB tables one read's rejected CSV rows go to (`store_rejects`). */
 export interface RejectTables {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { formatOf } from './drop-files.ts';
+import { formatOf } from './file-format.ts';
 import type { CsvText } from './csv-text-scan.ts';
 import { fileFacts, type FileReading } from './file-facts.ts';
 import { listDrop } from './list-drop.ts';

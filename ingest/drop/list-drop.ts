@@ -2,7 +2,7 @@ import type { BigIntStats } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { formatOf } from './drop-files.ts';
+import { formatOf } from './file-format.ts';
 import { walkFolder } from './walk-folder.ts';
 
 /** A file of a drop as listed: where it is, and which file it was then (an lstat, never through a link). */
