@@ -54,8 +54,8 @@ export interface MatchFileSummary {
 
 type FileFormat = 'csv' | 'csv.gz' | 'parquet';
 
-/** The format a file's name says: `.csv`, `.csv.gz` or `.parquet` (any case), else null. */
-export function formatOf(file: string): FileFormat | null {
+/** The format a user's file's name says: `.csv`, `.csv.gz` or `.parquet` (any case), else null (a drop's files: ingest/drop/file-format.ts, which also reads .tsv and .txt). */
+export function userFileFormat(file: string): FileFormat | null {
   const name = file.toLowerCase();
   if (name.endsWith('.csv.gz')) return 'csv.gz';
   if (name.endsWith('.csv')) return 'csv';
@@ -94,8 +94,8 @@ async function exists(file: string): Promise<boolean> {
 
 /** Checks the input, the output and their formats before anything is read. */
 async function checkFiles(o: MatchFileOptions): Promise<{ inFormat: FileFormat; outFormat: FileFormat }> {
-  const inFormat = formatOf(o.input);
-  const outFormat = formatOf(o.output);
+  const inFormat = userFileFormat(o.input);
+  const outFormat = userFileFormat(o.output);
   if (!inFormat) throw new AppError(ErrorCodes.BAD_REQUEST, `the input must be .csv, .csv.gz or .parquet; got ${JSON.stringify(path.basename(o.input))}`);
   if (!outFormat) throw new AppError(ErrorCodes.BAD_REQUEST, `--out must name a .csv, .csv.gz or .parquet file; got ${JSON.stringify(path.basename(o.output))}`);
   const input = await stat(o.input).catch(() => null);

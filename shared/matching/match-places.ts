@@ -8,7 +8,7 @@
  * ranked, all in one DuckDB statement.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteIdent } from '../sql.ts';
+import { quoteIdent, quoteLiteral } from '../sql.ts';
 import { blockingColumns, MATCH_TABLE, matchIndexSelect, normalizedSelect, tableColumns } from './match-index.ts';
 import { DISTANCE_M, EVIDENCE, MATCHED_ON, NAME_SIM, STREET_SIM } from './match-score.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery, type PlaceQueryField } from './place-query.ts';
@@ -112,7 +112,7 @@ export async function matchPlaces(conn: DuckDBConnection, source: MatchSource, q
   const candidates = options.candidates ?? 3;
   if (queries.length === 0) return [];
   const rows = queries.map((q, i) => ({ query_row: i, ...Object.fromEntries(PLACE_QUERY_FIELDS.map((f) => [f, q[f] ?? null])) }));
-  const relation = `SELECT unnest(from_json($1::JSON, '${QUERY_STRUCTURE}'), recursive := true)`;
+  const relation = `SELECT unnest(from_json($1::JSON, ${quoteLiteral(QUERY_STRUCTURE)}), recursive := true)`;
   const reader = await conn.runAndReadAll(`${rankedMatchSql(source, relation, candidates)} ORDER BY query_row, rank`, [JSON.stringify(rows)]);
   const found: MatchCandidate[][] = queries.map(() => []);
   for (const [row, , placekey, confidence, matched] of reader.getRowsJson() as [number | string, unknown, string, number, string[]][]) {

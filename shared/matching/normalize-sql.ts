@@ -99,13 +99,13 @@ const UNIT = `(^|[\\s,])(#|apt|apartment|suite|ste|unit|rm|room|fl|floor|bldg|bu
 
 /** An address's words, unit designators dropped, each mapped to its USPS abbreviation (needs ADDRESS_WORDS_COLUMN). VARCHAR[]. */
 export function addressWordsSql(x: string): string {
-  const noUnit = `regexp_replace(${folded(x)}, '${UNIT}', ' ', 'g')`;
+  const noUnit = `regexp_replace(${folded(x)}, ${quoteLiteral(UNIT)}, ' ', 'g')`;
   return `list_transform(${words(spaced(`regexp_replace(${noUnit}, '#', ' ', 'g')`))}, w -> coalesce(${ADDRESS_WORDS_COLUMN}[w], w))`;
 }
 
 /** An address's unit (what follows its first unit designator: Suite 200 -> 200, Apt 3B -> 3b, #5 -> 5), or NULL. */
 export function unitSql(x: string): string {
-  return `nullif(regexp_replace(regexp_extract(${folded(x)}, '${UNIT}', 3), '-', '', 'g'), '')`;
+  return `nullif(regexp_replace(regexp_extract(${folded(x)}, ${quoteLiteral(UNIT)}, 3), '-', '', 'g'), '')`;
 }
 
 /** A house number: digits with a letter after them (45B, its digits compared), or a rural one with letters and digits (W3198). */

@@ -7,6 +7,7 @@ import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { matchPlaces, matchSourceIn } from '../../shared/matching/match-places.ts';
 import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import { geoToWhere } from '../../shared/placekey.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { CORE_HEADER, writeCsv } from '../helpers/write-csv.ts';
@@ -101,7 +102,7 @@ async function readParquet(file: string): Promise<{ columns: string[]; rows: unk
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   try {
-    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${file.replaceAll("'", "''")}')`);
+    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet(${quoteLiteral(file)})`);
     return { columns: reader.columnNames(), rows: reader.getRowsJS() };
   } finally {
     conn.closeSync();
@@ -175,7 +176,7 @@ describe('placedata match: a user\'s own file, every row matched in order', func
     expect(gunzipSync(await readFile(gz)).toString('utf8')).to.equal([HEADER, ...expectedRows().map(csvLine)].join('\n') + '\n');
     // A Parquet input: the same rows.
     const parquetIn = path.join(dir, 'stores.parquet');
-    await duckdb(`COPY (SELECT * FROM read_csv('${input}', header = true, all_varchar = true)) TO '${parquetIn}' (FORMAT parquet)`);
+    await duckdb(`COPY (SELECT * FROM read_csv(${quoteLiteral(input)}, header = true, all_varchar = true)) TO ${quoteLiteral(parquetIn)} (FORMAT parquet)`);
     const fromParquet = path.join(dir, 'from-parquet.csv');
     expect((await placedata(['match', parquetIn, '--out', fromParquet, '--no-progress'], env)).code).to.equal(0);
     expect(await readFile(fromParquet, 'utf8')).to.equal([HEADER, ...expectedRows().map(csvLine)].join('\n') + '\n');

@@ -3,11 +3,12 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { matchIndexSelect, normalizedSelect } from '../../shared/matching/match-index.ts';
 import { queryShortfall, shortfallSql } from '../../shared/matching/place-query.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 
 /** Normalises rows of the query fields with the SQL the index and the queries share, in a real DuckDB. */
 async function normalise(conn: DuckDBConnection, rows: Record<string, string | number | null>[]): Promise<Record<string, unknown>[]> {
   const fields = ['location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code', 'latitude', 'longitude'];
-  const relation = `SELECT unnest(from_json($1::JSON, '${JSON.stringify([Object.fromEntries([['query_row', 'BIGINT'], ...fields.map((f) => [f, 'VARCHAR'])])])}'), recursive := true)`;
+  const relation = `SELECT unnest(from_json($1::JSON, ${quoteLiteral(JSON.stringify([Object.fromEntries([['query_row', 'BIGINT'], ...fields.map((f) => [f, 'VARCHAR'])])]))}), recursive := true)`;
   const full = rows.map((r, i) => ({ query_row: i, ...Object.fromEntries(fields.map((f) => [f, r[f] ?? null])) }));
   const reader = await conn.runAndReadAll(`SELECT * EXCLUDE (query_row) FROM (${normalizedSelect(relation, 'query_row')}) ORDER BY query_row`, [JSON.stringify(full)]);
   return reader.getRowObjectsJson();
