@@ -10,7 +10,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../sql.ts';
 import { blockingColumns, MATCH_TABLE, matchIndexSelect, normalizedSelect, tableColumns } from './match-index.ts';
-import { DISTANCE_M, EVIDENCE, MATCHED_ON, NAME_SIM, STREET_SIM } from './match-score.ts';
+import { DISTANCE_M, EVIDENCE, MATCHED_ON, NAME_SIM, NAME_WORDS_MISSING, STREET_SIM } from './match-score.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery, type PlaceQueryField } from './place-query.ts';
 
 /** Confidence below which no Placekey is returned (set for precision: a wrong Placekey is worse than none). */
@@ -77,7 +77,7 @@ export function rankedMatchSql(source: MatchSource, queries: string, candidates:
     UNION SELECT qb.query_row, p.* FROM qb CROSS JOIN (VALUES (-1), (0), (1)) dy(d) CROSS JOIN (VALUES (-1), (0), (1)) dx(d)
       JOIN ${idx} p ON p.cell_y = qb.cell_y + dy.d AND p.cell_x = qb.cell_x + dx.d),
   scored AS (
-    SELECT q.query_row, p.placekey, ${NAME_SIM} AS name_sim, ${STREET_SIM} AS street_sim, ${DISTANCE_M} AS distance_m,
+    SELECT q.query_row, p.placekey, ${NAME_SIM} AS name_sim, ${NAME_WORDS_MISSING} AS name_words_missing, ${STREET_SIM} AS street_sim, ${DISTANCE_M} AS distance_m,
       ${EVIDENCE} AS z, ${MATCHED_ON} AS matched_on
     FROM pairs p JOIN qb q ON q.query_row = p.query_row),
   ranked AS (

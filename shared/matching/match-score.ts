@@ -28,18 +28,33 @@ function wordsFound(from: string, to: string): string {
 export const NAME_SIM = `CASE WHEN q.name IS NULL OR p.name IS NULL THEN NULL ELSE
     0.8 * (0.75 * ${wordsFound('q.name', 'p.name')} + 0.25 * ${wordsFound('p.name', 'q.name')}) + 0.2 * ${JW}(q.name, p.name) END`;
 
+/**
+ * Penalty for a query without a street address whose name has words the place's lacks (1.5), or
+ * the other way round (0.75): with no address to tell two places apart, "Chelsea Park" and "Chelsea
+ * Park Softball League", or "Triborough Bridge Playground B" and "Triborough Bridge Playground",
+ * are two places; a user's shorter name ("Blue Bottle" for "Blue Bottle Coffee") costs less.
+ */
+export const NAME_WORDS_MISSING = `CASE WHEN q.street IS NOT NULL OR q.name IS NULL OR p.name IS NULL THEN 0 ELSE
+    CASE WHEN ${wordsFound('q.name', 'p.name')} < 1 THEN 1.5 ELSE 0 END + CASE WHEN ${wordsFound('p.name', 'q.name')} < 1 THEN 0.75 ELSE 0 END END`;
+
 /** Street similarity 0-1 (Jaro-Winkler of the normalised street names, without their suffixes: the suffix is its own evidence). */
 export const STREET_SIM = `CASE WHEN q.street IS NULL OR p.street IS NULL THEN NULL ELSE ${JW}(q.street, p.street) END`;
 /** Distance in metres (equirectangular: exact enough within the few km that blocking allows). */
 export const DISTANCE_M = `CASE WHEN q.latitude IS NULL OR p.latitude IS NULL THEN NULL ELSE 6371000 * sqrt(
     pow(radians(p.latitude - q.latitude), 2) + pow(radians(p.longitude - q.longitude) * cos(radians((p.latitude + q.latitude) / 2)), 2)) END`;
 
-/** The log-odds of a pair, from the features (name_sim, street_sim, distance_m) and the normalised fields. */
+/**
+ * The log-odds of a pair, from the features (name_sim, name_words_missing, street_sim, distance_m)
+ * and the normalised fields. A query with a unit but no name against a place without one is held
+ * (-3): a unit says the building has several tenants, and the address alone names none of them.
+ * Coordinates more than 150 m apart count against a place from 185 m on.
+ */
 export const EVIDENCE = `-0.8
   + CASE WHEN q.name IS NULL THEN -1 WHEN p.name IS NULL THEN -2
          WHEN name_sim >= 0.78 THEN 14 * (name_sim - 0.78) - 0.25 * ln(coalesce(p.name_places, 1))
          ELSE 20 * (name_sim - 0.78) END
-  + CASE WHEN q.unit IS NULL OR p.unit IS NULL THEN 0 WHEN q.unit = p.unit THEN 0.5 ELSE -4 END
+  - name_words_missing
+  + CASE WHEN q.unit IS NULL THEN 0 WHEN p.unit IS NULL THEN CASE WHEN q.name IS NULL THEN -3 ELSE 0 END WHEN q.unit = p.unit THEN 0.5 ELSE -4 END
   + CASE WHEN q.house IS NULL OR p.house IS NULL THEN CASE WHEN street_sim IS NULL THEN 0 ELSE 4 * (street_sim - 0.8) END
          WHEN q.house = p.house THEN CASE WHEN street_sim >= 0.85 THEN 3 ELSE 0 END
          ELSE CASE WHEN street_sim >= 0.85 THEN -3.5 ELSE -5 END END
@@ -51,8 +66,8 @@ export const EVIDENCE = `-0.8
   + CASE WHEN distance_m IS NULL THEN 0
          WHEN distance_m <= 40 THEN 2.5
          WHEN distance_m <= 150 THEN 2.5 - 1.5 * (distance_m - 40) / 110
-         WHEN distance_m <= 250 THEN 1 - 2 * (distance_m - 150) / 100
-         ELSE greatest(-3, -1 - 2 * (distance_m - 250) / 350) END`;
+         WHEN distance_m <= 250 THEN 1 - 3 * (distance_m - 150) / 100
+         ELSE greatest(-3, -2 - (distance_m - 250) / 350) END`;
 
 /** The query fields that agreed with the place, in PLACE_QUERY_FIELDS order (VARCHAR[]). */
 export const MATCHED_ON = `list_filter([

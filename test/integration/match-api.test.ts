@@ -85,7 +85,7 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
     exact: [{ placekey: EXACT, confidence: 0.9995, matched_on: ['location_name', 'street_address', 'city', 'region', 'postal_code', 'iso_country_code'] },
       { placekey: 'qbt-mxx@62j-qp7-wff', confidence: 0, matched_on: ['city', 'region', 'postal_code', 'iso_country_code'] }],
     named: [{ placekey: NAMED, confidence: 0.9637, matched_on: ['location_name', 'postal_code'] }],
-    misspelt: [{ placekey: NAMED, confidence: 0.3029, matched_on: ['postal_code'] }],
+    misspelt: [{ placekey: NAMED, confidence: 0.0438, matched_on: ['postal_code'] }],
     absent: [] as { placekey: string; confidence: number; matched_on: string[] }[],
     chain: CHAIN.map((placekey) => ({ placekey, confidence: 0.4891, matched_on: ['location_name', 'city', 'region'] })),
   };
@@ -113,9 +113,9 @@ describe('matching over GraphQL: batch_match and lookup(query:) on /v1 and /v2, 
         }, 5));
       });
 
-      it('min_confidence: 0 returns every best candidate\'s Placekey, 0.3 the misspelt name\'s too, 1 none that is not certain; an empty list answers []', async () => {
+      it('min_confidence: 0 returns every best candidate\'s Placekey, 0.04 the misspelt name\'s too, 1 none that is not certain; an empty list answers []', async () => {
         const queries = [exactQuery(), ABSENT, CHAIN_QUERY, MISSPELT];
-        for (const min of [0, 0.3, 1]) {
+        for (const min of [0, 0.04, 1]) {
           expect(await send({ query: BATCH, variables: { queries, min } }, path), `min_confidence ${min}`).to.deep.equal(ok({
             batch_match: [resultOf('store-1', PIPELINE.exact, min), resultOf('store-3', PIPELINE.absent, min), resultOf(null, PIPELINE.chain, min), resultOf('store-4', PIPELINE.misspelt, min)],
           }, 4));
@@ -223,11 +223,11 @@ describe('matching by name and coordinates over GraphQL, on a drop that delivers
       const NEAR = ['location_name', 'latitude', 'longitude'];
       expect(res.body).to.deep.equal({
         data: { batch_match: [
-          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9595, matched_on: NEAR,
-            candidates: [{ placekey: HAYES.placekey, confidence: 0.9595, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0092, matched_on: ['location_name'] }],
+          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9298, matched_on: NEAR,
+            candidates: [{ placekey: HAYES.placekey, confidence: 0.9298, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0059, matched_on: ['location_name'] }],
             entry: { placekey: HAYES.placekey, placedata_core: core(HAYES) } },
-          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.983, matched_on: NEAR,
-            candidates: [{ placekey: MARKET.placekey, confidence: 0.983, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0068, matched_on: ['location_name'] },
+          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.9845, matched_on: NEAR,
+            candidates: [{ placekey: MARKET.placekey, confidence: 0.9845, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0053, matched_on: ['location_name'] },
               { placekey: MUSEUM.placekey, confidence: 0, matched_on: [] }],
             entry: { placekey: MARKET.placekey, placedata_core: core(MARKET) } },
           { query_id: 'far', placekey: null, confidence: null, matched_on: [], candidates: [], entry: null },

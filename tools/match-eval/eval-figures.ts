@@ -14,7 +14,7 @@ export interface KindFigures {
   readonly wrong: number;
   /** correct / answered (null when nothing was answered). */
   readonly precision: number | null;
-  /** correct / answerable; for the held-out kinds (`absent`, `absent_lookalike`), the share answered null (null when there is nothing to count). */
+  /** correct / answerable; for the held-out kinds (`absent`, `absent_lookalike`, `absent_duplicate`), the share answered null (null when there is nothing to count). */
   readonly recall: number | null;
 }
 
@@ -60,7 +60,7 @@ function figuresOf(kind: KindFigures['kind'], items: readonly { q: LabelledQuery
     answered++;
     if (answer === q.expected) correct++;
   }
-  const recall = kind === 'absent' || kind === 'absent_lookalike' ? ratio(absentNull, absent) : ratio(correct, answerable);
+  const recall = kind === 'absent' || kind === 'absent_lookalike' || kind === 'absent_duplicate' ? ratio(absentNull, absent) : ratio(correct, answerable);
   return { kind, queries: items.length, answered, correct, wrong: answered - correct, precision: ratio(correct, answered), recall };
 }
 

@@ -13,11 +13,14 @@ export type Perturbation = (typeof PERTURBATIONS)[number];
  * The kind a query is counted under: its perturbation for a place in the drop, or `ambiguous`
  * when a place in the drop other than its own cannot be told from it by the query; `absent` for
  * a held-out place, or `absent_lookalike` when a place in the drop fits the query as well as one
- * of the evaluation's own queries for that place would (see DropIndex.lookalike). Every query
+ * of the evaluation's own queries for that place would (see DropIndex.lookalike), or
+ * `absent_duplicate` when the samples list the held-out place twice: a place of the drop has the
+ * same name words within DUPLICATE_RADIUS_M of it (see DropIndex.duplicated), so the place is
+ * not absent from the data, only its other key is. Every query
  * keeps its truth (its own place, or null for a held-out one) whatever its kind: identical
  * queries made from different places make a confident answer pay as it would in use.
  */
-export const QUERY_KINDS = [...PERTURBATIONS, 'absent', 'ambiguous', 'absent_lookalike'] as const;
+export const QUERY_KINDS = [...PERTURBATIONS, 'absent', 'ambiguous', 'absent_lookalike', 'absent_duplicate'] as const;
 export type QueryKind = (typeof QUERY_KINDS)[number];
 
 /** Kinds with a full address (recall target 0.95) and with a name and coordinates (0.90): issue 31's targets. */
@@ -35,6 +38,13 @@ export interface LabelledQuery {
   /** Metres the coordinates were moved, for coordinate kinds. */
   readonly moved_m?: number;
 }
+
+/**
+ * Distance within which a place of the drop with the same name words (in any order) is the same
+ * place listed twice in the samples (the NYC parks list has "Tompkins Square Park" twice 30 m
+ * apart, "Park Seeley" and "Seeley Park" 140 m apart).
+ */
+export const DUPLICATE_RADIUS_M = 200;
 
 /** Distance within which a place with the same name makes another a chain store. */
 export const CHAIN_RADIUS_M = 5000;
@@ -118,9 +128,12 @@ const FIELDS = ['location_name', 'street_address', 'city', 'region', 'postal_cod
  * 25 m; for a held-out place, within MAX_MOVE_M + 10 m (the query could be a moved-coordinates
  * query for that place).
  */
+const wordSet = (comparableName: string) => [...new Set(comparableName.split(' '))].sort().join(' ');
+
 class DropIndex {
   private readonly byKey = new Map<string, Map<string, string[]>>();
   private readonly byName = new Map<string, EvalPlace[]>();
+  private readonly byWords = new Map<string, EvalPlace[]>();
   private readonly drop: readonly EvalPlace[];
   constructor(drop: readonly EvalPlace[]) {
     this.drop = drop;
@@ -130,7 +143,16 @@ class DropIndex {
       const list = this.byName.get(n) ?? [];
       list.push(p);
       this.byName.set(n, list);
+      const w = wordSet(n);
+      this.byWords.set(w, [...(this.byWords.get(w) ?? []), p]);
     }
+  }
+
+  /** Whether a place of the drop other than `p` has the same name words within DUPLICATE_RADIUS_M of `p`: the same place listed twice. */
+  duplicated(p: EvalPlace): boolean {
+    if (!p.location_name || p.latitude === null || p.longitude === null) return false;
+    return (this.byWords.get(wordSet(comparable(p.location_name))) ?? [])
+      .some((d) => d.placekey !== p.placekey && metersBetween(p.latitude!, p.longitude!, d.latitude!, d.longitude!) <= DUPLICATE_RADIUS_M);
   }
 
   private keyOf(p: EvalPlace, fields: readonly (typeof FIELDS)[number][]): string {
@@ -177,11 +199,13 @@ export function buildQueries(drop: readonly EvalPlace[], heldOut: readonly EvalP
   for (const p of all) {
     const present = inDrop.has(p.placekey);
     const chain = !!p.location_name && p.latitude !== null && p.longitude !== null && index.sameNameNear(p, p.latitude, p.longitude!, CHAIN_RADIUS_M);
+    const duplicated = !present && index.duplicated(p);
     for (const perturbation of PERTURBATIONS) {
       const made = make(p, perturbation, seededRandom(hash32(`${seed}:${p.placekey}:${perturbation}`)), chain);
       for (const m of made) {
         const lookalike = index.lookalike(p, m.query, perturbation, m.moved_m ?? 0, present);
-        const kind: QueryKind = present ? (lookalike ? 'ambiguous' : perturbation) : lookalike ? 'absent_lookalike' : 'absent';
+        const kind: QueryKind = present ? (lookalike ? 'ambiguous' : perturbation)
+          : lookalike ? 'absent_lookalike' : duplicated ? 'absent_duplicate' : 'absent';
         const query_id = `${perturbation}${m.variant ? `.${m.variant}` : ''}:${p.placekey}`;
         out.push({ query: { query_id, ...m.query }, kind, perturbation, expected: present ? p.placekey : null, placekey: p.placekey,
           ...(m.moved_m === undefined ? {} : { moved_m: Math.round(m.moved_m) }) });

@@ -4,7 +4,7 @@ import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
 import { HAND_MARKER } from '../../bench/results-markdown.ts';
 import type { EvalPlace } from './eval-places.ts';
 import { calibration, figuresByKind, GROUPS, thresholdSweep, type CalibrationBin, type KindFigures, type SweepRow } from './eval-figures.ts';
-import { QUERY_KINDS, type LabelledQuery } from './eval-queries.ts';
+import { DUPLICATE_RADIUS_M, QUERY_KINDS, type LabelledQuery } from './eval-queries.ts';
 import { metersBetween } from './perturb.ts';
 import type { PlaceQuery } from '../../shared/matching/place-query.ts';
 import type { EvalRun } from './run-match-eval.ts';
@@ -52,7 +52,7 @@ function worstWrong(r: EvalRun): WrongAnswer[] {
     const a = places.get(o.placekey);
     return [{ kind: q.kind, query: q.query, made_from: q.placekey, expected: q.expected, answered: o.placekey, confidence: o.confidence!,
       answered_place: a ? [a.location_name, a.street_address, a.city, a.region, a.postal_code] : [] }];
-  }).sort((a, b) => Number(a.kind === 'absent_lookalike') - Number(b.kind === 'absent_lookalike') || b.confidence - a.confidence || (a.query.query_id! < b.query.query_id! ? -1 : 1))
+  }).sort((a, b) => Number(a.kind !== 'absent') - Number(b.kind !== 'absent') || b.confidence - a.confidence || (a.query.query_id! < b.query.query_id! ? -1 : 1))
     .filter((w, i, all) => all.findIndex((x) => x.made_from === w.made_from) === i).slice(0, WORST);
 }
 
@@ -102,7 +102,9 @@ function setDescription(f: EvalFigures): string {
     `matchPlaces in batches of 1000 (${f.match_s} s for ${f.kinds.find((k) => k.kind === 'overall')!.queries} queries). Kinds: tools/match-eval/eval-queries.ts;`,
     'Every query keeps its truth (its own place; null for a held-out one); `ambiguous` and `absent_lookalike` hold the queries that a place of the',
     'drop other than their own fits as well (same name and address fields, or the same name near the point: see DropIndex in eval-queries.ts), so that',
-    'they do not blur their kind\'s figure; they count in **overall**. Groups: full-address kinds (target recall 0.95) =',
+    'they do not blur their kind\'s figure; `absent_duplicate` holds those of a held-out place that the samples list twice (a place of the drop',
+    `with the same name words within ${DUPLICATE_RADIUS_M} m: DropIndex.duplicated), so the place is in the data under its other key and`,
+    'answering that key is right for a user; all three count in **overall**, every answer of a held-out place as wrong. Groups: full-address kinds (target recall 0.95) =',
     `${GROUPS.full_address_kinds.join(', ')}; name+coords kinds (0.90) = ${GROUPS.name_coords_kinds.join(', ')}.`,
     'Precision = correct / answered; recall = correct / answerable (held-out kinds: the share answered null).',
     f.inconsistent_outcomes ? `**${f.inconsistent_outcomes} outcomes had a placekey other than their best candidate at the threshold.**` : '',
