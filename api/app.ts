@@ -5,6 +5,8 @@ import { ApiMetrics } from './http/api-metrics.ts';
 import { sendError } from './http/error-body.ts';
 import { exportRequest } from './export/export-request.ts';
 import { exportCharge, exportRoute, exportSlots } from './export/export-route.ts';
+import { matchUploadCharge, matchUploadRoute } from './export/match-route.ts';
+import { matchUpload } from './export/match-upload.ts';
 import { graphqlRoute } from './http/graphql-route.ts';
 import { metricsRoute } from './http/metrics-route.ts';
 import { readiness } from './http/readiness.ts';
@@ -51,6 +53,8 @@ export interface AppOptions {
   readonly exportCost: number;
   /** How long an export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS). */
   readonly exportStallMs: number;
+  /** Most queries one bulk match upload holds (MATCH_UPLOAD_MAX_QUERIES). */
+  readonly matchUploadMaxQueries: number;
   /** True once shutdown has begun: new requests are refused with 503. */
   readonly draining: () => boolean;
   /** The status page's rollback and load-queue reader (status-routes.ts). */
@@ -116,11 +120,22 @@ export function createApp(options: AppOptions): express.Express {
   }
   // Bulk export: the same key check and rate limiter as GraphQL, and the same version lease
   // (pinning included), held until the stream ends (docs/api.md, Bulk export).
+  // Bulk matching is an export of the user's own rows: the same slots, key, lease and stall rule;
+  // one rate-limit point a query, as batch_match (docs/api.md, Bulk matching).
+  const slots = exportSlots(options.exportConcurrency);
+  app.options('/v1/export/match', preflight('POST, OPTIONS'));
+  app.all('/v1/export/match',
+    requireKey(options.keys),
+    ...matchUpload(options.matchUploadMaxQueries),
+    slots,
+    ...(options.limiter ? [matchUploadCharge(options.limiter)] : []),
+    takeLease(options.store),
+    matchUploadRoute(options.log, options.maxBatch, options.exportStallMs));
   app.options('/v1/export/:product', preflight('GET, HEAD, OPTIONS'));
   app.all('/v1/export/:product',
     requireKey(options.keys),
     exportRequest(),
-    exportSlots(options.exportConcurrency),
+    slots,
     ...(options.limiter ? [exportCharge(options.limiter, options.exportCost)] : []),
     takeLease(options.store),
     exportRoute(options.log, options.exportStallMs));

@@ -77,7 +77,8 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
       return run;
     }, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
-    limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs, draining: () => draining,
+    limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs,
+    matchUploadMaxQueries: config.matchUploadMaxQueries, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback`.
       rollback: (label) => rollback(site, { label }),

@@ -1,0 +1,106 @@
+import type { Request, Response } from 'express';
+import { once } from 'node:events';
+import { ErrorCodes, isAppError } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { csvField } from '../../shared/csv-field.ts';
+import { matchPlaces, type MatchOutcome } from '../../shared/matching/match-places.ts';
+import { sendError } from '../http/error-body.ts';
+import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
+import { chargeRequests } from '../http/rate-limit.ts';
+import { requestState } from '../http/request-state.ts';
+import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
+import type { MatchSource } from '../../shared/matching/match-places.ts';
+import type { ExportFormat } from './export-query.ts';
+import { matchUploadOf } from './match-upload.ts';
+
+const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
+  csv: 'text/csv; charset=utf-8; header=present',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+};
+
+/** The answer's columns, in order: what `placedata match` adds to a row, with the query's own id. */
+export const MATCH_COLUMNS = ['query_id', 'placekey', 'confidence', 'matched_on'] as const;
+
+/** One query's answer as a line: NDJSON (matched_on a list) or a CSV record (matched_on `;`-separated, as `placedata match` writes it). */
+function lineOf(o: MatchOutcome, format: ExportFormat): string {
+  if (format === 'ndjson') return JSON.stringify({ query_id: o.query_id, placekey: o.placekey, confidence: o.confidence, matched_on: o.matched_on }) + '\n';
+  return [csvField(o.query_id, true), csvField(o.placekey, true), o.confidence === null ? '' : String(o.confidence), csvField(o.matched_on.join(';'), true)].join(',') + '\r\n';
+}
+
+/** Charges an upload one point a query, as batch_match does (at least one). */
+export function matchUploadCharge(limiter: KeyRateLimiter) {
+  return chargeRequests(limiter, (req) => Math.max(1, matchUploadOf(req.res!).queries.length),
+    (cost, points, windowSeconds) => `This upload's ${cost} queries cost ${cost} points; the rate limit allows ${points} per ${windowSeconds} s: send fewer a request`);
+}
+
+/**
+ * `POST /v1/export/match` (after matchUpload, the export slot, the charge and takeLease): the
+ * upload's queries matched against the leased version in statements of `chunk` queries (the
+ * pipeline batch_match runs), each chunk's answers written as it comes, in line order, with
+ * backpressure: the next chunk is matched only when the client has taken the last one's, and a
+ * client that takes nothing for stallMs is cut off. Errors before the first byte get a JSON error
+ * body; after it the connection is aborted, so a truncated answer never passes for a whole one.
+ */
+export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const upload = matchUploadOf(res);
+    const version = leaseOf(res).version;
+    let source: MatchSource;
+    try {
+      source = version.matchSource();
+    } catch (err) {
+      // The file holding core is missing or damaged on this machine: the rest of the version is served.
+      if (isAppError(err)) return sendError(res, 503, err.code, err.message);
+      throw err;
+    }
+    const started = process.hrtime.bigint();
+    // The version stays open while the answer streams, whatever becomes of the response's lease.
+    version.retain();
+    let rows = 0;
+    let outcome = 'complete';
+    try {
+      res.status(200).set({
+        'Content-Type': CONTENT_TYPES[upload.format],
+        'Content-Disposition': `attachment; filename="match.${upload.format}"`,
+        [VERSION_HEADER]: version.label,
+        'X-Content-Type-Options': 'nosniff',
+      });
+      let text = upload.format === 'csv' ? MATCH_COLUMNS.join(',') + '\r\n' : '';
+      for (let lo = 0; lo < upload.queries.length; lo += chunk) {
+        const queries = upload.queries.slice(lo, lo + chunk);
+        const outcomes = await version.query((conn) => matchPlaces(conn, source, queries, { minConfidence: upload.minConfidence, candidates: 1 }));
+        if (res.destroyed) {
+          outcome = 'client_closed';
+          break;
+        }
+        for (const o of outcomes) text += lineOf(o, upload.format);
+        rows += outcomes.length;
+        if (!res.write(text)) {
+          const stalled = AbortSignal.timeout(stallMs);
+          await once(res, 'drain', { signal: stalled }).catch(() => undefined);
+          if (stalled.aborted || res.destroyed) {
+            outcome = res.destroyed ? 'client_closed' : 'stalled';
+            res.destroy();
+            break;
+          }
+        }
+        text = '';
+      }
+      if (outcome === 'complete') res.end(text); // the CSV header alone when the upload held no query
+      requestState(res).rowCount = rows; // for the request's log line and metrics
+    } catch (err) {
+      if (res.destroyed || req.socket.destroyed) {
+        outcome = 'client_closed';
+      } else {
+        outcome = 'failed';
+        log.error({ err: (err as Error).message, version: version.label }, 'match upload failed');
+        if (res.headersSent) res.destroy();
+        else sendError(res, isAppError(err) ? 503 : 500, isAppError(err) ? err.code : ErrorCodes.INTERNAL_SERVER_ERROR, isAppError(err) ? err.message : 'Internal server error');
+      }
+    } finally {
+      version.release();
+    }
+    log.info({ export: 'match', format: upload.format, version: version.label, outcome, queries: upload.queries.length, rows,
+      ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'export');
+  };
+}

@@ -1,0 +1,153 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { startServer, type RunningServer } from '../../api/server.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { demoFixture } from '../helpers/demo-fixture.ts';
+import { parseExportCsv, parseNdjson } from '../helpers/export-client.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
+
+/**
+ * Bulk matching through the export path, `POST /v1/export/match`, on the demo drop: the same
+ * answers as batch_match for the same queries, in line order across chunks, as NDJSON and CSV,
+ * one rate-limit point a query, and every refusal pinned (status, code, message).
+ */
+describe('bulk matching through the export path: POST /v1/export/match', function () {
+  this.timeout(120_000);
+  const POINTS = 100_000;
+  let dir: string;
+  let server: RunningServer;
+  let label: string;
+
+  before(async () => {
+    dir = await makeTempDir('match-export');
+    const fixture = await demoFixture(path.join(dir, 'drop'));
+    const config = testConfig(path.join(dir, 'data'), {
+      MATCH_UPLOAD_MAX_QUERIES: '2500', RATE_LIMIT_POINTS: String(POINTS), RATE_LIMIT_PREFIX: `match-export-${process.pid}-${Date.now()}`,
+    });
+    label = (await loadDrop({ dataDir: config.dataDir, inputs: [fixture.dropDir], month: '2022-03', settings: buildSettingsOf(config) })).label;
+    server = await startServer(config, createLogger('silent', 'test'));
+  });
+
+  after(async () => {
+    await server?.close();
+    if (dir) await removeDir(dir);
+  });
+
+  const upload = async (body: string, query = '', headers: Record<string, string> = {}, method = 'POST') => {
+    const res = await fetch(`${server.url}/v1/export/match${query}`, {
+      method, headers: { apikey: TEST_KEY, 'content-type': 'application/x-ndjson', ...headers }, ...(method === 'GET' ? {} : { body }),
+    });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  };
+  const ndjson = (queries: readonly object[]) => queries.map((q) => JSON.stringify(q)).join('\n') + '\n';
+  const refusal = (code: string, message: string) => ({ errors: [{ message, extensions: { code } }] });
+
+  const QUERIES = [
+    { query_id: 'store-1', location_name: 'Lucky Bank', street_address: '1134 Tremont Road', city: 'boston', region: 'Massachusetts' },
+    { query_id: 'store-2', location_name: 'Green Leaf Grill', postal_code: '10001' },
+    { query_id: 'store-3', location_name: 'Nowhere Diner', street_address: '9 Imaginary Way', city: 'Boston', region: 'MA', postal_code: '02108' },
+    { query_id: 'store-4', location_name: 'Liberty Bistro', city: 'New York', region: 'NY' },
+    { location_name: 'Green Leef Grill', postal_code: '10001', latitude: null, longitude: null },
+  ];
+
+  /** What batch_match answers for the same queries, as the upload writes each: query_id, placekey, confidence, matched_on. */
+  async function batchMatch(queries: readonly object[], min?: number) {
+    const res = await postGraphql(server.url, {
+      query: 'query($q: [PlaceQuery!]!, $min: Float) { batch_match(queries: $q, min_confidence: $min) { query_id placekey confidence matched_on } }',
+      variables: { q: queries, min: min ?? null },
+    });
+    expect(res.body.errors).to.equal(undefined);
+    return res.body.data.batch_match as { query_id: string | null; placekey: string | null; confidence: number | null; matched_on: string[] }[];
+  }
+
+  it('answers each line as batch_match answers the same query, in line order (blank lines skipped), as NDJSON naming the version', async () => {
+    const res = await upload(ndjson(QUERIES).replace('\n', '\n\n  \n'));
+    expect(res.status).to.equal(200);
+    expect({ type: res.headers.get('content-type'), version: res.headers.get('x-placedata-version'), disposition: res.headers.get('content-disposition') })
+      .to.deep.equal({ type: 'application/x-ndjson; charset=utf-8', version: label, disposition: 'attachment; filename="match.ndjson"' });
+    const expected = await batchMatch(QUERIES);
+    expect(parseNdjson(res.text)).to.deep.equal(expected);
+    // The answers themselves, so that a batch_match gone wrong cannot hide a wrong upload.
+    expect(expected).to.deep.equal([
+      { query_id: 'store-1', placekey: 'vp6-j9n@62j-shx-8qf', confidence: 0.9987, matched_on: ['location_name', 'street_address', 'city', 'region'] },
+      { query_id: 'store-2', placekey: 'n2h-v3m@627-s8m-389', confidence: 0.9637, matched_on: ['location_name', 'postal_code'] },
+      { query_id: 'store-3', placekey: null, confidence: null, matched_on: [] },
+      { query_id: 'store-4', placekey: null, confidence: 0.4891, matched_on: ['location_name', 'city', 'region'] },
+      { query_id: null, placekey: null, confidence: 0.0438, matched_on: ['postal_code'] },
+    ]);
+  });
+
+  it('writes CSV with format=csv (matched_on ;-separated, a null as an empty field) at the min_confidence given', async () => {
+    const res = await upload(ndjson(QUERIES), '?format=csv&min_confidence=0.04');
+    expect({ status: res.status, type: res.headers.get('content-type'), disposition: res.headers.get('content-disposition') })
+      .to.deep.equal({ status: 200, type: 'text/csv; charset=utf-8; header=present', disposition: 'attachment; filename="match.csv"' });
+    expect(res.text).to.equal([
+      'query_id,placekey,confidence,matched_on',
+      'store-1,vp6-j9n@62j-shx-8qf,0.9987,location_name;street_address;city;region',
+      'store-2,n2h-v3m@627-s8m-389,0.9637,location_name;postal_code',
+      'store-3,,,""',
+      // A tie at 0.4891, under this threshold, answers the first by placekey: as batch_match does.
+      'store-4,b63-2s3@627-s8f-yjv,0.4891,location_name;city;region',
+      ',n2h-v3m@627-s8m-389,0.0438,postal_code',
+      '',
+    ].join('\r\n'));
+    const { header, records } = parseExportCsv(res.text);
+    expect(header).to.deep.equal(['query_id', 'placekey', 'confidence', 'matched_on']);
+    const expected = await batchMatch(QUERIES, 0.04);
+    expect(records).to.deep.equal(expected.map((m) => [m.query_id, m.placekey, m.confidence === null ? null : String(m.confidence), m.matched_on.join(';')]));
+  });
+
+  it('keeps line order across statements of MAX_BATCH queries (2,500 lines: three statements)', async () => {
+    const many = Array.from({ length: 2500 }, (_, i) => ({ ...QUERIES[i % QUERIES.length]!, query_id: `row-${i}` }));
+    const res = await upload(ndjson(many));
+    expect(res.status).to.equal(200);
+    const lines = parseNdjson(res.text);
+    const once = await batchMatch(QUERIES);
+    expect(lines).to.deep.equal(many.map((q, i) => ({ ...once[i % QUERIES.length]!, query_id: q.query_id })));
+  });
+
+  it('an empty upload answers no lines (CSV: the header alone)', async () => {
+    expect(await upload('').then((r) => [r.status, r.text])).to.deep.equal([200, '']);
+    expect(await upload('\n\n', '?format=csv').then((r) => [r.status, r.text])).to.deep.equal([200, 'query_id,placekey,confidence,matched_on\r\n']);
+  });
+
+  it('charges one rate-limit point a query, as batch_match does', async () => {
+    const before = Number((await upload(ndjson(QUERIES.slice(0, 1)))).headers.get('ratelimit-remaining'));
+    const after = Number((await upload(ndjson(QUERIES))).headers.get('ratelimit-remaining'));
+    expect(before - after).to.equal(QUERIES.length);
+  });
+
+  const REFUSALS: [string, () => Promise<{ status: number; text: string }>, number, object][] = [
+    ['no key', () => upload(ndjson(QUERIES), '', { apikey: '' }), 401, refusal('UNAUTHENTICATED', 'No API key found in request')],
+    ['GET', () => upload('', '', {}, 'GET'), 405, refusal('BAD_REQUEST', 'Method GET is not allowed: use POST')],
+    ['a CSV body', () => upload('location_name,postal_code\nA,1\n', '', { 'content-type': 'text/csv' }), 415,
+      refusal('BAD_REQUEST', 'Unsupported content type: a match upload is application/x-ndjson, one JSON query per line (UTF-8)')],
+    ['a line that is not JSON', () => upload(`${JSON.stringify(QUERIES[0])}\n{location_name: 1}\n`), 400, refusal('BAD_REQUEST', 'line 2: not JSON')],
+    ['a line that is a list', () => upload('[1, 2]\n'), 400, refusal('BAD_REQUEST', 'line 1: a query is a JSON object')],
+    ['an unknown field', () => upload(ndjson([{ ...QUERIES[0]!, name: 'x' }])), 400,
+      refusal('BAD_REQUEST', 'line 1: unknown field "name"; a query has query_id, location_name, street_address, city, region, postal_code, iso_country_code, latitude, longitude')],
+    ['a latitude as text', () => upload(ndjson([{ location_name: 'A', latitude: '40.7', longitude: -73.9 }])), 400,
+      refusal('BAD_REQUEST', 'line 1: latitude must be a number or null')],
+    ['a postal code as a number', () => upload(ndjson([{ location_name: 'A', postal_code: 10001 }])), 400,
+      refusal('BAD_REQUEST', 'line 1: postal_code must be a string or null')],
+    ['a query that cannot identify a place', () => upload(ndjson([QUERIES[0]!, { location_name: 'Green Leaf Grill' }])), 400,
+      refusal('MATCH_QUERY_INCOMPLETE', 'line 2: it has location_name; a query needs street_address with postal_code or with city and region, or location_name with latitude and longitude, with postal_code, or with city and region')],
+    ['more queries than MATCH_UPLOAD_MAX_QUERIES', () => upload(ndjson(Array.from({ length: 2501 }, () => QUERIES[1]!))), 413,
+      refusal('BATCH_TOO_LARGE', 'a match upload takes at most 2500 queries; this one has more (line 2501)')],
+    ['a body over 1 KiB a query', () => upload(' '.repeat(2500 * 1024 + 1)), 413, refusal('REQUEST_TOO_LARGE', 'The request body is larger than allowed')],
+    ['an unknown format', () => upload(ndjson(QUERIES), '?format=parquet'), 400, refusal('BAD_REQUEST', 'format must be csv or ndjson; got "parquet"')],
+    ['min_confidence over 1', () => upload(ndjson(QUERIES), '?min_confidence=2'), 400, refusal('BAD_REQUEST', 'min_confidence must be a number between 0 and 1; got "2"')],
+    ['an unknown parameter', () => upload(ndjson(QUERIES), '?region=MA'), 400,
+      refusal('BAD_REQUEST', 'unknown parameter "region": the match upload takes format and min_confidence')],
+    ['a repeated parameter', () => upload(ndjson(QUERIES), '?format=csv&format=ndjson'), 400, refusal('BAD_REQUEST', 'format may be given once')],
+  ];
+  for (const [name, send, status, body] of REFUSALS) {
+    it(`refuses ${name} (${status}) before matching anything`, async () => {
+      const res = await send();
+      expect({ status: res.status, body: JSON.parse(res.text) }).to.deep.equal({ status, body });
+    });
+  }
+});
