@@ -28,15 +28,6 @@ function wordsFound(from: string, to: string): string {
 export const NAME_SIM = `CASE WHEN q.name IS NULL OR p.name IS NULL THEN NULL ELSE
     0.8 * (0.75 * ${wordsFound('q.name', 'p.name')} + 0.25 * ${wordsFound('p.name', 'q.name')}) + 0.2 * ${JW}(q.name, p.name) END`;
 
-/**
- * Penalty for a query without a street address whose name has words the place's lacks (1.5), or
- * the other way round (0.75): with no address to tell two places apart, "Chelsea Park" and "Chelsea
- * Park Softball League", or "Triborough Bridge Playground B" and "Triborough Bridge Playground",
- * are two places; a user's shorter name ("Blue Bottle" for "Blue Bottle Coffee") costs less.
- */
-export const NAME_WORDS_MISSING = `CASE WHEN q.street IS NOT NULL OR q.name IS NULL OR p.name IS NULL THEN 0 ELSE
-    CASE WHEN ${wordsFound('q.name', 'p.name')} < 1 THEN 1.5 ELSE 0 END + CASE WHEN ${wordsFound('p.name', 'q.name')} < 1 THEN 0.75 ELSE 0 END END`;
-
 /** Street similarity 0-1 (Jaro-Winkler of the normalised street names, without their suffixes: the suffix is its own evidence). */
 export const STREET_SIM = `CASE WHEN q.street IS NULL OR p.street IS NULL THEN NULL ELSE ${JW}(q.street, p.street) END`;
 /** Distance in metres (equirectangular: exact enough within the few km that blocking allows). */
@@ -44,14 +35,27 @@ export const DISTANCE_M = `CASE WHEN q.latitude IS NULL OR p.latitude IS NULL TH
     pow(radians(p.latitude - q.latitude), 2) + pow(radians(p.longitude - q.longitude) * cos(radians((p.latitude + q.latitude) / 2)), 2)) END`;
 
 /**
+ * Penalty for a query without a street address whose name has words the place's lacks (1.5), or
+ * the other way round (0.75, and nothing within 40 m): with no address to tell two places apart,
+ * "Chelsea Park" and "Chelsea Park Softball League", or "Triborough Bridge Playground B" and
+ * "Triborough Bridge Playground", are two places; a user's shorter name ("Blue Bottle" for "Blue
+ * Bottle Coffee") costs less, and nothing where the coordinates all but agree.
+ */
+export const NAME_WORDS_MISSING = `CASE WHEN q.street IS NOT NULL OR q.name IS NULL OR p.name IS NULL THEN 0 ELSE
+    CASE WHEN ${wordsFound('q.name', 'p.name')} < 1 THEN 1.5 ELSE 0 END + CASE WHEN ${wordsFound('p.name', 'q.name')} < 1 AND coalesce(${DISTANCE_M}, 1e9) > 40 THEN 0.75 ELSE 0 END END`;
+
+/**
  * The log-odds of a pair, from the features (name_sim, name_words_missing, street_sim, distance_m)
  * and the normalised fields. A query with a unit but no name against a place without one is held
  * (-3): a unit says the building has several tenants, and the address alone names none of them.
- * Coordinates more than 150 m apart count against a place from 185 m on.
+ * A name many places share says less: -0.25 ln(name_places) without coordinates, but -0.1 with
+ * them, where the chain's other stores near the point compete as candidates themselves (the
+ * national count would hold back a lone store 100 m from the user's point). Coordinates count
+ * for a place up to 185 m and against it beyond.
  */
 export const EVIDENCE = `-0.8
   + CASE WHEN q.name IS NULL THEN -1 WHEN p.name IS NULL THEN -2
-         WHEN name_sim >= 0.78 THEN 14 * (name_sim - 0.78) - 0.25 * ln(coalesce(p.name_places, 1))
+         WHEN name_sim >= 0.78 THEN 14 * (name_sim - 0.78) - CASE WHEN q.latitude IS NULL THEN 0.25 ELSE 0.1 END * ln(coalesce(p.name_places, 1))
          ELSE 20 * (name_sim - 0.78) END
   - name_words_missing
   + CASE WHEN q.unit IS NULL THEN 0 WHEN p.unit IS NULL THEN CASE WHEN q.name IS NULL THEN -3 ELSE 0 END WHEN q.unit = p.unit THEN 0.5 ELSE -4 END

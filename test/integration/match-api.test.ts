@@ -223,11 +223,11 @@ describe('matching by name and coordinates over GraphQL, on a drop that delivers
       const NEAR = ['location_name', 'latitude', 'longitude'];
       expect(res.body).to.deep.equal({
         data: { batch_match: [
-          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9298, matched_on: NEAR,
-            candidates: [{ placekey: HAYES.placekey, confidence: 0.9298, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.0059, matched_on: ['location_name'] }],
+          { query_id: 'hayes', placekey: HAYES.placekey, confidence: 0.9357, matched_on: NEAR,
+            candidates: [{ placekey: HAYES.placekey, confidence: 0.9357, matched_on: NEAR }, { placekey: MARKET.placekey, confidence: 0.006, matched_on: ['location_name'] }],
             entry: { placekey: HAYES.placekey, placedata_core: core(HAYES) } },
-          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.9845, matched_on: NEAR,
-            candidates: [{ placekey: MARKET.placekey, confidence: 0.9845, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0053, matched_on: ['location_name'] },
+          { query_id: 'market', placekey: MARKET.placekey, confidence: 0.9855, matched_on: NEAR,
+            candidates: [{ placekey: MARKET.placekey, confidence: 0.9855, matched_on: NEAR }, { placekey: HAYES.placekey, confidence: 0.0053, matched_on: ['location_name'] },
               { placekey: MUSEUM.placekey, confidence: 0, matched_on: [] }],
             entry: { placekey: MARKET.placekey, placedata_core: core(MARKET) } },
           { query_id: 'far', placekey: null, confidence: null, matched_on: [], candidates: [], entry: null },

@@ -6,7 +6,7 @@ import { comparable, swapStreetWords } from './street-words.ts';
 
 /** How a query differs from the place it describes (each made by make() below). */
 export const PERTURBATIONS = ['full_address', 'abbreviation', 'name_typo', 'postal_missing', 'postal_wrong', 'unit_number', 'address_only',
-  'name_coords', 'coords_moved', 'no_coords', 'name_city', 'case_accents', 'chain'] as const;
+  'name_coords', 'coords_moved', 'no_coords', 'name_city', 'case_accents', 'chain', 'short_name'] as const;
 export type Perturbation = (typeof PERTURBATIONS)[number];
 
 /**
@@ -101,6 +101,14 @@ function make(p: EvalPlace, kind: Perturbation, random: Random, chain: boolean):
       return [{ query: { location_name: p.location_name, latitude: m.latitude, longitude: m.longitude }, moved_m: m.meters }];
     }
     case 'no_coords': return hasAddress(p) ? one({ location_name: p.location_name, street_address: p.street_address, city: p.city, region: p.region }) : [];
+    case 'short_name': {
+      // A user's shorter name, the first two words of a name of three or more ("Chipotle Mexican" for
+      // "Chipotle Mexican Grill"), with the user's own coordinates (moved as coords_moved's).
+      const words = (p.location_name ?? '').trim().split(/\s+/);
+      if (!hasCoords(p) || words.length < 3) return [];
+      const m = movePoint(p.latitude!, p.longitude!, random);
+      return [{ query: { location_name: words.slice(0, 2).join(' '), latitude: m.latitude, longitude: m.longitude }, moved_m: m.meters }];
+    }
     case 'name_city': return p.location_name && p.city && p.region ? one({ location_name: p.location_name, city: p.city, region: p.region }) : [];
     case 'case_accents': return hasAddress(p) ? one(caseOrAccents(p, random)) : [];
     case 'chain': {
@@ -180,7 +188,15 @@ class DropIndex {
     return (this.byName.get(comparable(p.location_name)) ?? []).some((d) => d.placekey !== p.placekey && metersBetween(lat, lon, d.latitude!, d.longitude!) <= radius);
   }
 
+  /** Whether a place of the drop other than `p` holds every word of `name` within `radius` metres of the point (a shorter name fits it as well). */
+  holdsWordsNear(p: EvalPlace, name: string, lat: number, lon: number, radius: number): boolean {
+    const words = comparable(name).split(' ');
+    return this.drop.some((d) => d.placekey !== p.placekey && d.latitude !== null && d.longitude !== null && metersBetween(lat, lon, d.latitude, d.longitude) <= radius
+      && words.every((w) => comparable(d.location_name).split(' ').includes(w)));
+  }
+
   lookalike(p: EvalPlace, q: Omit<PlaceQuery, 'query_id'>, perturbation: Perturbation, moved: number, present: boolean): boolean {
+    if (perturbation === 'short_name') return this.holdsWordsNear(p, q.location_name!, q.latitude!, q.longitude!, present ? 1.5 * moved + 25 : MAX_MOVE_M + 10);
     const given = (f: (typeof FIELDS)[number]) => typeof q[f] === 'string' && q[f].trim() !== '' && !(f === 'postal_code' && perturbation === 'postal_wrong');
     if (q.street_address || q.latitude === undefined || q.latitude === null) return this.others(p, FIELDS.filter(given)).length > 0;
     return this.sameNameNear(p, q.latitude, q.longitude!, present ? 1.5 * moved + 25 : MAX_MOVE_M + 10);
@@ -201,6 +217,9 @@ export function buildQueries(drop: readonly EvalPlace[], heldOut: readonly EvalP
     const chain = !!p.location_name && p.latitude !== null && p.longitude !== null && index.sameNameNear(p, p.latitude, p.longitude!, CHAIN_RADIUS_M);
     const duplicated = !present && index.duplicated(p);
     for (const perturbation of PERTURBATIONS) {
+      // A held-out place's shorter name is often another place's whole name ("Seward Park" of
+      // "Seward Park Campus"): its truth is unknowable, so short names are made for the drop's places only.
+      if (perturbation === 'short_name' && !present) continue;
       const made = make(p, perturbation, seededRandom(hash32(`${seed}:${p.placekey}:${perturbation}`)), chain);
       for (const m of made) {
         const lookalike = index.lookalike(p, m.query, perturbation, m.moved_m ?? 0, present);

@@ -105,7 +105,8 @@ function setDescription(f: EvalFigures): string {
     'they do not blur their kind\'s figure; `absent_duplicate` holds those of a held-out place that the samples list twice (a place of the drop',
     `with the same name words within ${DUPLICATE_RADIUS_M} m: DropIndex.duplicated), so the place is in the data under its other key and`,
     'answering that key is right for a user; all three count in **overall**, every answer of a held-out place as wrong. Groups: full-address kinds (target recall 0.95) =',
-    `${GROUPS.full_address_kinds.join(', ')}; name+coords kinds (0.90) = ${GROUPS.name_coords_kinds.join(', ')}.`,
+    `${GROUPS.full_address_kinds.join(', ')}; name+coords kinds (0.90) = ${GROUPS.name_coords_kinds.join(', ')}. \`short_name\` (the first two words of a longer`,
+    'name, with coordinates moved as coords_moved\'s, for the drop\'s places only) is in no group: it measures what a user\'s shorter name costs.',
     'Precision = correct / answered; recall = correct / answerable (held-out kinds: the share answered null).',
     f.inconsistent_outcomes ? `**${f.inconsistent_outcomes} outcomes had a placekey other than their best candidate at the threshold.**` : '',
   ].filter(Boolean).join('\n') + '\n';
