@@ -104,6 +104,8 @@ describe('matching one query per perturbation kind against a loaded drop (whole 
       outcome(CHIPOTLE_A.placekey, 0.9791, NAME_COORDS, [[CHIPOTLE_A.placekey, 0.9791, NAME_COORDS], [CHIPOTLE_B.placekey, 0.0108, ['location_name']]])],
     ['chain: name and city alone name no store', () => ({ location_name: CHIPOTLE_A.name, city: 'Springfield', region: 'IL' }),
       outcome(null, 0.4891, ['location_name', 'city', 'region'], [[CHIPOTLE_A.placekey, 0.4891, ['location_name', 'city', 'region']], [CHIPOTLE_B.placekey, 0.4891, ['location_name', 'city', 'region']]])],
+    ['short_name: the first words of a longer name, with coordinates about 35 m off', () => ({ location_name: 'Lincoln Dental', ...near(DENTAL, 30, 20) }),
+      exact(DENTAL, 0.9759, NAME_COORDS)],
     ['absent: a place not in the data, by its address', () => ({ location_name: 'Riverside Grill', street_address: '900 Riverside Dr', city: 'Springfield', region: 'IL', postal_code: '62702' }),
       outcome(null, null, [], [])],
     ['absent: a third store of the chain, by its coordinates (about 1.1 km from the nearest)', () => ({ location_name: CHIPOTLE_A.name, ...near(CHIPOTLE_B, -900, -700) }),
