@@ -29,12 +29,24 @@ import { profileVersion, writeProfile } from './profile-version.ts';
 
 export type { BuildSettings } from './build-settings.ts';
 
-/** Where a load is: its phase and a rough overall percentage. */
-export interface LoadProgress {
-  readonly phase: 'inspect' | 'stage' | 'check' | 'write' | 'verify' | 'publish' | 'done';
+/** The build's phases: reading the drop's headers, staging its rows, checking them, writing the version file. */
+export type BuildPhase = 'inspect' | 'stage' | 'check' | 'write';
+
+/** Where a piece of work is: its phase, a rough overall percentage, and the rows read so far. */
+export interface Progress<Phase extends string = string> {
+  readonly phase: Phase;
   readonly percent: number;
   readonly rows?: number;
 }
+
+/** Where a build is: one of its own phases, at most 85% (what runs the build reports the rest). */
+export type BuildProgress = Progress<BuildPhase>;
+
+/**
+ * Where a load is: the build's phases, and those of whatever runs the build after it (the
+ * publish layer's own, named there: ingest/publish/load-drop.ts).
+ */
+export type LoadProgress = Progress;
 
 export interface BuildInput {
   /** Where the new file is written (a temp name; publishing renames it). */
@@ -56,7 +68,7 @@ export interface BuildInput {
   readonly drop: ReadDrop;
   /** The drop's files as opened (ingest/drop/open-drop.ts), `drop.files[i]`'s at `i`: every read goes through them. */
   readonly sources: readonly OpenedFile[];
-  readonly onProgress?: (progress: LoadProgress) => void;
+  readonly onProgress?: (progress: BuildProgress) => void;
 }
 
 export interface BuildResult {
