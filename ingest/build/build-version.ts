@@ -7,14 +7,15 @@ import type { VersionManifest } from '../../shared/version-manifest.ts';
 import { PRODUCTS, productTableDdl, TABLES, VERSION_DDL, VERSION_INDEX_DDL, type ExtraColumnDdl } from '../../shared/version-schema.ts';
 import { buildInstanceOptions } from './build-instance-options.ts';
 import { checkProduct, keySql } from '../drop/check-product.ts';
-import { inspectDrop, type DropFile } from '../drop/drop-files.ts';
+import { inspectDrop } from '../drop/drop-files.ts';
+import type { DropFile } from '../drop/drop-reader.ts';
 import type { DropIdentity, ReadDrop } from '../drop/drop-id.ts';
 import type { OpenedFile } from '../drop/open-drop.ts';
 import type { LoadReport, Product, ProductReport } from '../drop/load-report.ts';
 import { collectInvalidPlacekeys } from '../drop/invalid-placekeys.ts';
 import { isResourceFailure, resourceError, type SpillUse } from '../drop/load-failure.ts';
 import { productLayout, type ProductLayout } from '../drop/product-layout.ts';
-import { productRows, stageProduct } from '../drop/stage-product.ts';
+import { productRows, STAGE_BOOKKEEPING, STAGE_COLUMNS, STAGED, stageProduct } from '../drop/stage-product.ts';
 import { confineLoad } from './confine-load.ts';
 import { READER_REJECTS_DDL, readerRejectedLines } from '../drop/reader-rejects.ts';
 import { inheritFrom, type BaseVersion } from './inherit-partitions.ts';
@@ -28,12 +29,24 @@ import { profileVersion, writeProfile } from './profile-version.ts';
 
 export type { BuildSettings } from './build-settings.ts';
 
-/** Where a load is: its phase and a rough overall percentage. */
-export interface LoadProgress {
-  readonly phase: 'inspect' | 'stage' | 'check' | 'write' | 'verify' | 'publish' | 'done';
+/** The build's phases: reading the drop's headers, staging its rows, checking them, writing the version file. */
+export type BuildPhase = 'inspect' | 'stage' | 'check' | 'write';
+
+/** Where a piece of work is: its phase, a rough overall percentage, and the rows read so far. */
+export interface Progress<Phase extends string = string> {
+  readonly phase: Phase;
   readonly percent: number;
   readonly rows?: number;
 }
+
+/** Where a build is: one of its own phases, at most 85% (what runs the build reports the rest). */
+export type BuildProgress = Progress<BuildPhase>;
+
+/**
+ * Where a load is: the build's phases, and those of whatever runs the build after it (the
+ * publish layer's own, named there: ingest/publish/load-drop.ts).
+ */
+export type LoadProgress = Progress;
 
 export interface BuildInput {
   /** Where the new file is written (a temp name; publishing renames it). */
@@ -55,7 +68,7 @@ export interface BuildInput {
   readonly drop: ReadDrop;
   /** The drop's files as opened (ingest/drop/open-drop.ts), `drop.files[i]`'s at `i`: every read goes through them. */
   readonly sources: readonly OpenedFile[];
-  readonly onProgress?: (progress: LoadProgress) => void;
+  readonly onProgress?: (progress: BuildProgress) => void;
 }
 
 export interface BuildResult {
@@ -112,7 +125,7 @@ function emptyReport(files: readonly DropFile[], drop: DropIdentity, maxShare: n
   return {
     files: files.map((f, i) => ({
       path: f.path, products: f.products, bytes: f.bytes, sha256: drop.files[i]!.sha256,
-      ...(f.dialect ? { encoding: f.encoding!, delimiter: f.dialect.delimiter, newline: f.dialect.newline === '\n' ? 'LF' : 'CRLF' } : {}),
+      ...f.reader.reportFacts(f),
     })),
     column_differences: [], rejected_lines: [], rejected_lines_total: 0,
     products: {}, samples: [], release_month: '', release_month_source: 'argument', weeks_loaded: [],
@@ -280,14 +293,14 @@ const STAGE_PERCENT: Readonly<Record<Product, number>> = { core: 5, weekly: 15, 
 /** The release month a drop's patterns name: the month of its newest week (or month). */
 async function monthFromData(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string | null> {
   const period = PRODUCTS[product].period!;
-  const row = (await conn.runAndReadAll(`SELECT strftime(max(${period}), '%Y-%m') AS m FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL`)).getRowObjectsJS()[0];
+  const row = (await conn.runAndReadAll(`SELECT strftime(max(${period}), '%Y-%m') AS m FROM ${productRows(`staged_${product}`)} WHERE ${STAGED.reason} IS NULL`)).getRowObjectsJS()[0];
   return row && row['m'] !== null ? String(row['m']) : null;
 }
 
 /** The weeks (Mondays) or months (1sts) of a drop's usable patterns rows, YYYY-MM-DD, oldest first. */
 async function stagedPeriods(conn: DuckDBConnection, product: 'weekly' | 'monthly'): Promise<string[]> {
   const period = PRODUCTS[product].period!;
-  const rows = (await conn.runAndReadAll(`SELECT DISTINCT strftime(${period}, '%Y-%m-%d') AS w FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL ORDER BY w`)).getRowObjectsJS();
+  const rows = (await conn.runAndReadAll(`SELECT DISTINCT strftime(${period}, '%Y-%m-%d') AS w FROM ${productRows(`staged_${product}`)} WHERE ${STAGED.reason} IS NULL ORDER BY w`)).getRowObjectsJS();
   return rows.map((w) => String(w['w']));
 }
 
@@ -298,9 +311,10 @@ async function stagedPeriods(conn: DuckDBConnection, product: 'weekly' | 'monthl
  */
 async function markKept(conn: DuckDBConnection, product: Product, duplicates: number): Promise<void> {
   if (duplicates === 0) return;
-  await conn.run(`CREATE OR REPLACE TEMP TABLE kept_${product} AS SELECT pos FROM (
-    SELECT pos, row_number() OVER (PARTITION BY ${keySql(product)} ORDER BY pos) AS k
-    FROM ${productRows(`staged_${product}`)} WHERE reason IS NULL) WHERE k = 1`);
+  const { pos, reason } = STAGED;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE kept_${product} AS SELECT ${pos} FROM (
+    SELECT ${pos}, row_number() OVER (PARTITION BY ${keySql(product)} ORDER BY ${pos}) AS k
+    FROM ${productRows(`staged_${product}`)} WHERE ${reason} IS NULL) WHERE k = 1`);
 }
 
 /**
@@ -312,9 +326,9 @@ async function markKept(conn: DuckDBConnection, product: Product, duplicates: nu
  */
 async function finishStaged(conn: DuckDBConnection, layout: ProductLayout, duplicates: number): Promise<void> {
   const staged = `staged_${layout.product}`;
-  const keep = duplicates > 0 ? ` OR rowid NOT IN (SELECT pos FROM kept_${layout.product})` : '';
-  await conn.run(`DELETE FROM ${staged} WHERE NOT in_product OR reason IS NOT NULL${keep}`);
-  for (const column of ['file_idx', 'in_product', 'reason', 'bad_mask']) await conn.run(`ALTER TABLE ${staged} DROP COLUMN ${column}`);
+  const keep = duplicates > 0 ? ` OR rowid NOT IN (SELECT ${STAGED.pos} FROM kept_${layout.product})` : '';
+  await conn.run(`DELETE FROM ${staged} WHERE NOT ${STAGED.inProduct} OR ${STAGED.reason} IS NOT NULL${keep}`);
+  for (const column of STAGE_BOOKKEEPING) await conn.run(`ALTER TABLE ${staged} DROP COLUMN ${column}`);
   await conn.run(`ALTER TABLE ${staged} RENAME TO ${PRODUCTS[layout.product].table}`);
 }
 
@@ -322,14 +336,16 @@ async function writeSources(conn: DuckDBConnection, files: readonly DropFile[], 
   const perFile = new Map<number, { read: number; loaded: number }>();
   for (const product of Object.keys(report.products) as Product[]) {
     // A usable row is loaded unless it repeats an earlier key: kept_<product> lists the positions kept.
-    const kept = report.products[product]!.duplicates_dropped > 0 ? ` AND pos IN (SELECT pos FROM kept_${product})` : '';
-    const rows = (await conn.runAndReadAll(`SELECT file_idx, count(*)::BIGINT AS r, count(*) FILTER (WHERE reason IS NULL${kept})::BIGINT AS l
-        FROM ${productRows(`staged_${product}`)} GROUP BY file_idx`)).getRowObjectsJS();
+    const { file: fileIdx, reason, pos } = STAGED;
+    const kept = report.products[product]!.duplicates_dropped > 0 ? ` AND ${pos} IN (SELECT ${pos} FROM kept_${product})` : '';
+    const rows = (await conn.runAndReadAll(`SELECT ${fileIdx}, count(*)::BIGINT AS r, count(*) FILTER (WHERE ${reason} IS NULL${kept})::BIGINT AS l
+        FROM ${productRows(`staged_${product}`)} GROUP BY ${fileIdx}`)).getRowObjectsJS();
     for (const row of rows) {
-      const entry = perFile.get(Number(row['file_idx'])) ?? { read: 0, loaded: 0 };
+      const index = Number(row[STAGE_COLUMNS.file]);
+      const entry = perFile.get(index) ?? { read: 0, loaded: 0 };
       entry.read += Number(row['r']);
       entry.loaded += Number(row['l']);
-      perFile.set(Number(row['file_idx']), entry);
+      perFile.set(index, entry);
     }
   }
   for (const [index, f] of files.entries()) {

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { formatOf } from './file-format.ts';
 import type { CsvText } from './csv-text-scan.ts';
-import { fileFacts, type FileReading } from './file-facts.ts';
+import { readerFor } from './drop-readers.ts';
+import type { FileReading } from './file-facts.ts';
 import { listDrop } from './list-drop.ts';
 import { openDrop, type OpenedDrop } from './open-drop.ts';
 import type { TextEncoding } from './text-encoding.ts';
@@ -44,7 +44,7 @@ export async function identifyOpened(drop: OpenedDrop, month: string | null): Pr
  */
 export async function readOpened(drop: OpenedDrop, month: string | null, reading: Exclude<FileReading, 'bytes'> = 'csv'): Promise<ReadDrop> {
   const sources = drop.files;
-  // Inflating each gzip file to check it (fileFacts) runs in zlib's thread pool: a file per core
+  // Inflating each gzip file to check it (its reader's readFacts, ingest/drop/file-facts.ts) runs in zlib's thread pool: a file per core
   // at once instead of one after another (the hashing was 12.7 s of a 1M-POI drop's load).
   const files: DropFileDigest[] = new Array(sources.length);
   const texts: (CsvText | null)[] = new Array(sources.length).fill(null);
@@ -54,7 +54,7 @@ export async function readOpened(drop: OpenedDrop, month: string | null, reading
       const i = next++;
       const source = sources[i]!;
       try {
-        const { sha256, encoding, csv } = await fileFacts(source, formatOf(source.path) === 'csv' ? reading : 'bytes');
+        const { sha256, encoding, csv } = await readerFor(source.path)!.readFacts(source, reading);
         files[i] = { path: source.path, bytes: source.bytes, sha256, encoding };
         texts[i] = csv;
       } catch (err) {

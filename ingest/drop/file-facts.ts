@@ -7,7 +7,7 @@ import { createGunzip } from 'node:zlib';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { CsvTextScan, type CsvText } from './csv-text-scan.ts';
 import { disappeared } from './load-failure.ts';
-import type { DropSource } from './open-drop.ts';
+import type { DropSource } from './drop-source.ts';
 import { needsConversion, TextEncodingScan, type TextEncoding } from './text-encoding.ts';
 
 /** Larger than the 64 KiB default: inflating in 1 MiB steps is about three times faster. */
@@ -48,13 +48,14 @@ export interface FileFacts {
   /**
    * A CSV file's header and records (`csv`), as read from its bytes as delivered: null when not
    * asked for, or when the file is in an encoding converted before it is read (the conversion's
-   * pass reads them from the copy: ingest/drop/drop-files.ts).
+   * pass reads them from the copy: ingest/drop/csv-reader.ts).
    */
   readonly csv: CsvText | null;
 }
 
 /**
- * SHA-256 of a file, streamed (drops can be many GB). A gzipped file is also inflated to its end
+ * SHA-256 of a file, streamed (drops can be many GB). A gzipped file (`gzip`, as its reader
+ * tells by its name: ingest/drop/csv-reader.ts) is also inflated to its end
  * in the same pass, checking its length and CRC: DuckDB reads a gzip file cut short at a block
  * boundary as a shorter file without a word, which would publish part of a drop. The same pass
  * classifies the (inflated) bytes' encoding (`text`, ingest/drop/text-encoding.ts) and reads the
@@ -63,7 +64,7 @@ export interface FileFacts {
  * @throws AppError BAD_DROP when a gzip file is truncated or corrupt, the file is gone, or its
  *   encoding is unclear (UTF-8 or Windows-1252, ingest/drop/text-encoding.ts).
  */
-export async function fileFacts(file: DropSource, reading: FileReading): Promise<FileFacts> {
+export async function fileFacts(file: DropSource, reading: FileReading, gzip: boolean): Promise<FileFacts> {
   const hash = createHash('sha256');
   const name = path.basename(file.path);
   const scan = reading === 'bytes' ? null : new TextEncodingScan(name);
@@ -73,7 +74,7 @@ export async function fileFacts(file: DropSource, reading: FileReading): Promise
     csv?.update(chunk);
   };
   try {
-    if (!/\.gz$/i.test(file.path)) {
+    if (!gzip) {
       for await (const chunk of createReadStream(file.readPath, { highWaterMark: CHUNK })) {
         hash.update(chunk as Buffer);
         take(chunk as Buffer);

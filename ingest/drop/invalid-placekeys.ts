@@ -1,5 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { isValidPlacekey } from '../../shared/placekey.ts';
+import { STAGED } from './stage-product.ts';
 
 /** The temp table of distinct staged Placekeys that break the rules (usually few or none). */
 export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';
@@ -14,7 +15,7 @@ export const INVALID_PLACEKEYS_TABLE = 'invalid_placekeys';
 export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTables: readonly string[]): Promise<number> {
   await conn.run(`CREATE TEMP TABLE ${INVALID_PLACEKEYS_TABLE} (placekey VARCHAR PRIMARY KEY)`);
   if (stagedTables.length === 0) return 0;
-  const union = stagedTables.map((t) => `SELECT placekey FROM ${t} WHERE in_product`).join(' UNION ');
+  const union = stagedTables.map((t) => `SELECT placekey FROM ${t} WHERE ${STAGED.inProduct}`).join(' UNION ');
   // Streamed a chunk at a time: holding every distinct key (5M at 5M POIs) in the JavaScript heap
   // would add hundreds of MB to the load's peak memory. Invalid keys are few: they are collected
   // and appended once the stream is done (one statement at a time on a connection).
@@ -47,6 +48,6 @@ export async function collectInvalidPlacekeys(conn: DuckDBConnection, stagedTabl
  * the final reason from the column.
  */
 export function placekeyReasonUpdateSql(staged: string): string {
-  return `UPDATE ${staged} SET reason = CASE WHEN placekey IS NULL THEN 'missing_placekey' ELSE 'malformed_placekey' END
-    WHERE in_product AND (placekey IS NULL OR placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}))`;
+  return `UPDATE ${staged} SET ${STAGED.reason} = CASE WHEN placekey IS NULL THEN 'missing_placekey' ELSE 'malformed_placekey' END
+    WHERE ${STAGED.inProduct} AND (placekey IS NULL OR placekey IN (SELECT placekey FROM ${INVALID_PLACEKEYS_TABLE}))`;
 }

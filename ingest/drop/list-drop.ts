@@ -2,16 +2,9 @@ import type { BigIntStats } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { formatOf } from './file-format.ts';
+import { readerFor } from './drop-readers.ts';
+import type { ListedFile } from './open-drop.ts';
 import { walkFolder } from './walk-folder.ts';
-
-/** A file of a drop as listed: where it is, and which file it was then (an lstat, never through a link). */
-export interface ListedFile {
-  /** Its path under the real path of the folder (or a glob's folder) named: no link in it. */
-  readonly path: string;
-  readonly dev: bigint;
-  readonly ino: bigint;
-}
 
 /** What a file system entry is, for messages. */
 function kindOf(stats: BigIntStats): string {
@@ -85,7 +78,7 @@ async function filesBeneath(root: string, pick: Selection): Promise<{ files: Lis
       await checkLink(root, rel);
       continue;
     }
-    if (!formatOf(rel)) {
+    if (!readerFor(rel)) {
       if (stats.isFile() && pick.directly(rel)) throw new AppError(ErrorCodes.BAD_DROP, `${NOT_DATA}: ${path.join(root, rel)}`);
       continue;
     }
@@ -133,7 +126,7 @@ async function argumentFiles(input: string): Promise<ListedFile[]> {
   if (!real) throw new AppError(ErrorCodes.BAD_DROP, `drop path not found: ${input}`);
   const stats = await lstat(real, { bigint: true });
   if (stats.isDirectory()) return (await filesBeneath(real, WHOLE_FOLDER)).files;
-  if (!formatOf(real)) throw new AppError(ErrorCodes.BAD_DROP, `${NOT_DATA}: ${input}`);
+  if (!readerFor(real)) throw new AppError(ErrorCodes.BAD_DROP, `${NOT_DATA}: ${input}`);
   if (!stats.isFile()) throw notRegular(input, stats);
   return [{ path: real, dev: stats.dev, ino: stats.ino }];
 }
@@ -150,7 +143,7 @@ async function enqueuedFile(file: string): Promise<ListedFile> {
     const points = await readlink(file).catch(() => '?');
     throw new AppError(ErrorCodes.BAD_DROP, `${name}: a symbolic link to ${points} since the drop was enqueued; the loader follows no link out of a drop`);
   }
-  if (!formatOf(file)) throw new AppError(ErrorCodes.BAD_DROP, `${NOT_DATA}: ${file}`);
+  if (!readerFor(file)) throw new AppError(ErrorCodes.BAD_DROP, `${NOT_DATA}: ${file}`);
   if (!stats.isFile()) throw notRegular(name, stats);
   return { path: file, dev: stats.dev, ino: stats.ino };
 }

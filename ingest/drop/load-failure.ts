@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { DropSource } from './open-drop.ts';
+import type { DropSource } from './drop-source.ts';
 
 /** Lines of DuckDB's CSV errors that say why a file cannot be read (the rest is advice and settings). */
 const REASON_RE = /^(Expected Number of Columns.*|Maximum line size.*|It was not possible to automatically detect.*|Invalid unicode.*|Value with unterminated quote.*)$/m;

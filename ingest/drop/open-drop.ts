@@ -2,8 +2,16 @@ import { constants, type BigIntStats } from 'node:fs';
 import { lstat, open, readFile, readlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { DropSource } from './drop-source.ts';
 import { disappeared } from './load-failure.ts';
-import type { ListedFile } from './list-drop.ts';
+
+/** A file of a drop as listed: where it is, and which file it was then (an lstat, never through a link). */
+export interface ListedFile {
+  /** Its path under the real path of the folder (or a glob's folder) named: no link in it. */
+  readonly path: string;
+  readonly dev: bigint;
+  readonly ino: bigint;
+}
 
 /**
  * Never through a link at the last step (ELOOP instead), without waiting for a writer should a
@@ -13,12 +21,6 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
 
 function replaced(file: string, when: string): AppError {
   return new AppError(ErrorCodes.BAD_DROP, `${path.basename(file)}: replaced ${when}; the loader reads only the files it listed`);
-}
-
-/** A drop file as read: its path as listed (its name, its `.gz`, for messages) and the path that reads it. */
-export interface DropSource {
-  readonly path: string;
-  readonly readPath: string;
 }
 
 /**

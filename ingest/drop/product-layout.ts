@@ -1,6 +1,7 @@
 import { belongsTo, EXTRA_COLUMNS, extraKind, type ColumnKind } from '../../shared/column-catalog.ts';
 import { PRODUCTS, type ColumnSpec } from '../../shared/version-schema.ts';
-import { GEOMETRY_SIGNATURE, type DropFile } from './drop-files.ts';
+import { GEOMETRY_SIGNATURE } from './drop-files.ts';
+import type { DropFile } from './drop-reader.ts';
 import type { Product } from './load-report.ts';
 
 /** A staged column: its name in the version file and the header names it may be delivered as. */

@@ -1,9 +1,9 @@
 import { BIGINT, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBListValue } from '@duckdb/node-api';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { DropFile, RejectTables } from './drop-files.ts';
+import type { DropFile, RejectTables } from './drop-reader.ts';
 import type { Product, RejectedLine } from './load-report.ts';
-import { openQuoteAtEnd, recordSpans } from './record-spans.ts';
+import { openQuoteAtEnd } from './record-spans.ts';
 import { READER_PRIORITY_SQL, READER_REASON_SQL, type RejectReason } from './validation-rules.ts';
 
 /** Where DuckDB puts the rows one read rejects (`store_rejects`); moved to READER_REJECTS after each read. */
@@ -140,7 +140,7 @@ export async function readerRejectedLines(conn: DuckDBConnection, files: readonl
     const file = files[index]!;
     const ofFile = rows.filter((r) => Number(r['file_idx']) === index);
     const records = ofFile.map((r) => ({ offset: Number(r['byte_pos']), newlines: r['newlines'] === null ? null : Number(r['newlines']) }));
-    const spans = await recordSpans(file.readPath, records, file.dialect!.delimiter, file.compression === 'gzip');
+    const spans = await file.reader.lineSpans(file, records);
     ofFile.forEach((r, i) => lines.push({
       file: path.basename(file.path), line: spans[i]!.line, end_line: spans[i]!.endLine, reason: r['reason'] as RejectReason,
       products: (r['products'] as string[]).map((p) => p as Product),

@@ -1,14 +1,37 @@
 import { INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { integerListSql, integerSql, KIND_SQL_TYPE, parseSql } from '../../shared/column-catalog.ts';
 import { quoteIdent } from '../../shared/sql.ts';
-import { readerSql, type DropFile } from './drop-files.ts';
-import { checkRecordCounts, dropRejectTables, keepLongRecords, keepOpenQuotesAtEnd, keepRejects, quotesMisread, REJECTS } from './reader-rejects.ts';
+import type { DropFile } from './drop-reader.ts';
+import { REJECTS } from './reader-rejects.ts';
 import { readFailure } from './load-failure.ts';
 import type { ProductLayout, StageFile } from './product-layout.ts';
 import type { Product } from './load-report.ts';
 import {
   CORE_ROW_REASON_SQL, GEOMETRY_ROW_REASON_SQL, MONTHLY_ROW_REASON_SQL, MONTH_START_SQL, typedName, WEEKLY_ROW_REASON_SQL, WEEK_START_SQL,
 } from './validation-rules.ts';
+
+/**
+ * The staging table's own columns beside the product's, named once here for every statement
+ * over a staged table (ingest/drop/check-product.ts, invalid-placekeys.ts, ingest/build/): each
+ * row's file (its index in the drop), whether the row belongs to the product (a combined export's
+ * rows without patterns are staged for weekly but out of it), the first row rule it breaks (null:
+ * usable), and which typed extras did not parse (unparseableExtras); `pos` is no column but
+ * each row's position, derived from the rowid (productRows). STAGED quotes them for SQL; the four
+ * columns are dropped when the staged table becomes the product's (STAGE_BOOKKEEPING).
+ */
+export const STAGE_COLUMNS = { file: 'file_idx', inProduct: 'in_product', reason: 'reason', badMask: 'bad_mask', pos: 'pos' } as const;
+
+/** STAGE_COLUMNS quoted, as SQL names them. */
+export const STAGED = {
+  file: quoteIdent(STAGE_COLUMNS.file),
+  inProduct: quoteIdent(STAGE_COLUMNS.inProduct),
+  reason: quoteIdent(STAGE_COLUMNS.reason),
+  badMask: quoteIdent(STAGE_COLUMNS.badMask),
+  pos: quoteIdent(STAGE_COLUMNS.pos),
+} as const;
+
+/** The stage's bookkeeping columns (quoted), dropped from the staged table once it is the product's. */
+export const STAGE_BOOKKEEPING: readonly string[] = [STAGED.file, STAGED.inProduct, STAGED.reason, STAGED.badMask];
 
 /** Each product's derived period column (from the delivered text) and its row rules. */
 const RULES: Readonly<Record<Product, { period: { name: string; sql: string } | null; reason: string }>> = {
@@ -75,7 +98,7 @@ function maskSql(layout: ProductLayout): string {
  */
 /** A product's staged rows with their position (`pos`, file order across the drop). */
 export function productRows(table: string): string {
-  return `(SELECT *, rowid AS pos FROM ${table} WHERE in_product)`;
+  return `(SELECT *, rowid AS ${STAGED.pos} FROM ${table} WHERE ${STAGED.inProduct})`;
 }
 
 export async function stageProduct(conn: DuckDBConnection, table: string, layout: ProductLayout): Promise<void> {
@@ -86,13 +109,14 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
   // its columns are in the product table's order: the spec's, the week, the extras.
   const ddl = (cs: typeof columns) => cs.map((c) => `${quoteIdent(c.name)} ${c.sqlType}`);
   const specCount = layout.spec.length;
-  await conn.run(`CREATE TABLE ${table} (file_idx INTEGER, in_product BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(period ? [`${period.name} DATE`] : []), ...ddl(columns.slice(specCount))].join(', ')},
-    reason VARCHAR, bad_mask BIGINT)`);
-  const target = ['file_idx', 'in_product', ...columns.map((c) => quoteIdent(c.name)), ...(period ? [period.name] : []), 'reason', 'bad_mask'];
+  const { file: fileIdx, inProduct: inProductCol, reason: reasonCol, badMask } = STAGED;
+  await conn.run(`CREATE TABLE ${table} (${fileIdx} INTEGER, ${inProductCol} BOOLEAN, ${[...ddl(columns.slice(0, specCount)), ...(period ? [`${period.name} DATE`] : []), ...ddl(columns.slice(specCount))].join(', ')},
+    ${reasonCol} VARCHAR, ${badMask} BIGINT)`);
+  const target = [fileIdx, inProductCol, ...columns.map((c) => quoteIdent(c.name)), ...(period ? [period.name] : []), reasonCol, badMask];
   // Three layers, so each value is parsed once: delivered text -> typed values beside the text ->
   // the rules and the unparseable mask, which compare the two.
   const typed = [...columns.map((c) => `${c.expr} AS ${typedName(c.name)}`), ...(period ? [`${period.sql} AS ${typedName(period.name)}`] : [])];
-  const outer = ['file_idx', 'in_product', ...columns.map((c) => typedName(c.name)), ...(period ? [typedName(period.name)] : []),
+  const outer = [fileIdx, inProductCol, ...columns.map((c) => typedName(c.name)), ...(period ? [typedName(period.name)] : []),
     reason, maskSql(layout)];
   for (const group of sameShapeGroups(layout)) {
     const { file, onlyRowsWith } = group[0]!;
@@ -107,18 +131,16 @@ export async function stageProduct(conn: DuckDBConnection, table: string, layout
     // out of the product. Files read together are decompressed and parsed in parallel.
     const inProduct = onlyRowsWith ? onlyRowsWith.map((n) => `${quoteIdent(n)} IS NOT NULL`).join(' OR ') || 'false' : 'true';
     const sql = (parallel: boolean) => `INSERT INTO ${table} (${target.join(', ')}) SELECT ${outer.join(', ')} FROM (
-      SELECT *, ${inProduct} AS in_product, ${typed.join(', ')} FROM (
-        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS file_idx, ${raw.join(', ')} FROM ${readerSql(file, SOURCE_COLUMN, REJECTS, parallel)}))`;
+      SELECT *, ${inProduct} AS ${inProductCol}, ${typed.join(', ')} FROM (
+        SELECT list_extract($indexes, list_position($files, ${SOURCE_COLUMN}))::INTEGER AS ${fileIdx}, ${raw.join(', ')} FROM ${file.reader.readerSql(file, SOURCE_COLUMN, REJECTS, parallel)}))`;
     await readGroup(conn, table, sql, group, layout.product);
   }
 }
 
 /**
- * Runs one read of a group of files into `table`. A CSV read that DuckDB's parallel reader
- * misread (a record with two quoting errors, ingest/drop/reader-rejects.ts `quotesMisread`) is undone
- * (its rows deleted: they are the table's last, so the files' order and each file's rows staying
- * together are kept) and run again on one thread, whose only known slip (a quote open at the end
- * of a file) is then made good.
+ * Runs one read of a group of files into `table`, as the files' reader stages them (with its
+ * rejects: DropReader.stage). A read it undoes has its rows deleted: they are the table's last,
+ * so the files' order and each file's rows staying together are kept.
  */
 async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: boolean) => string, group: readonly StageFile[], product: Product): Promise<void> {
   const params = { files: listValue(group.map((g) => g.file.readPath)), indexes: listValue(group.map((g) => g.index)) };
@@ -133,18 +155,10 @@ async function readGroup(conn: DuckDBConnection, table: string, sql: (parallel: 
   // DuckDB reads the opened files; the drop must still hold them as listed (deleted, replaced or
   // written to meanwhile: refused by name).
   for (const { file } of group) await file.source.assertInPlace();
-  await run(true);
-  if (group[0]!.file.format !== 'csv') return;
-  const misread = await quotesMisread(conn);
-  if (misread) {
-    await conn.run(`DELETE FROM ${table} WHERE list_contains($indexes, file_idx)`, { indexes: params.indexes }, { indexes: types.indexes });
-    await dropRejectTables(conn);
-    await run(false);
-  }
-  await keepRejects(conn, product, params);
-  if (misread) await keepOpenQuotesAtEnd(conn, product, group);
-  await keepLongRecords(conn, product, group);
-  await checkRecordCounts(conn, table, product, group);
+  const undo = async () => {
+    await conn.run(`DELETE FROM ${table} WHERE list_contains($indexes, ${STAGED.file})`, { indexes: params.indexes }, { indexes: types.indexes });
+  };
+  await group[0]!.file.reader.stage({ conn, table, product, group, params, run, undo });
 }
 
 /** Column naming each row's file when several are read at once (not a name a drop uses). */
@@ -158,7 +172,7 @@ const SOURCE_COLUMN = '__placedata_source_file';
 const FILES_PER_READ = 4;
 
 /**
- * A product's files in runs of consecutive files with the same format, compression (named to
+ * A product's files in runs of consecutive files with the same reader, compression (named to
  * DuckDB, as read paths carry no `.gz`), dialect, columns and row filter (the parts of one export), at most FILES_PER_READ each, which DuckDB reads in one statement;
  * order is kept.
  */
@@ -166,7 +180,7 @@ function sameShapeGroups(layout: ProductLayout): StageFile[][] {
   const groups: StageFile[][] = [];
   let lastKey: string | null = null;
   for (const f of layout.files) {
-    const key = JSON.stringify([f.file.format, f.file.compression, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    const key = JSON.stringify([f.file.reader.format, f.file.compression, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
     if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
     else groups.push([f]);
     lastKey = key;
