@@ -1,4 +1,5 @@
-// `npm run lint` (and so `npm test` and CI): ESLint over the repository, zero warnings allowed.
+// `npm run lint` (and so `npm test` and CI): ESLint over the repository, zero warnings allowed,
+// then the import-cycle check that counts type-only imports too.
 // The linter lives in lint/, a package of its own with its own lock: typescript-eslint parses
 // with TypeScript's JavaScript API, which TypeScript 7 (the project's compiler, native) no longer
 // ships, so lint/ holds TypeScript 5.9 for the linter alone. Installed here on first use, and
@@ -19,4 +20,7 @@ if (mtime(path.join(lint, 'node_modules', '.package-lock.json')) < mtime(path.jo
 }
 const eslint = spawnSync(process.execPath, [path.join(lint, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--config', path.join(lint, 'eslint.config.js'), '--max-warnings', '0', ...process.argv.slice(2), '.'],
   { stdio: 'inherit', cwd: root });
-process.exit(eslint.status ?? 1);
+if (eslint.status !== 0) process.exit(eslint.status ?? 1);
+// import/no-cycle skips type-only imports: this check counts every import (lint/import-cycles.js).
+const cycles = spawnSync(process.execPath, [path.join(lint, 'import-cycles.js'), root], { stdio: 'inherit', cwd: root });
+process.exit(cycles.status ?? 1);
