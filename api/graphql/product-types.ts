@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { BrandList, brandsOf, extraFields, type MapStyle } from './extra-fields.ts';
 import type { Row } from '../lookup/lookup-queries.ts';
-import { CORE_COLUMNS, WEEKLY_COLUMNS } from '../../shared/version-schema.ts';
+import { CORE_COLUMNS, WEEKLY_COLUMNS, type ColumnType } from '../../shared/version-schema.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 
 /** Monthly patterns and geometry came with version-file schema 4; older versions answer null. */
@@ -15,18 +15,36 @@ const text = (description: string) => field(GraphQLString, description);
 
 const productPlacekey = field(new GraphQLNonNull(PlacekeyScalar), 'The POI\'s Placekey, in its canonical `what@where` form (the hosted API returned it inside each product).');
 
-/** The fields the spec names for core (part 2, "Core product fields"). */
-const CORE_SPEC: GraphQLFieldConfigMap<Row, unknown> = {
-  location_name: text('Name of the POI.'),
-  street_address: text('Street address.'),
-  city: text('City.'),
-  region: text('Region (state) code, as delivered: two letters in the samples.'),
-  postal_code: text('Postal code, as delivered text (leading zeros kept).'),
-  iso_country_code: text('Country code, as delivered: two letters (ISO 3166-1 alpha-2) in the samples.'),
-  naics_code: field(GraphQLInt, 'Industry classification code (NAICS; six digits in the samples).'),
-  top_category: text('Top-level category label.'),
-  sub_category: text('Sub-category label.'),
+/** What the API says of each of the spec's core columns (shared/version-schema.ts's CORE_COLUMNS holds the list). */
+const CORE_DESCRIPTIONS: Readonly<Record<string, string>> = {
+  location_name: 'Name of the POI.',
+  street_address: 'Street address.',
+  city: 'City.',
+  region: 'Region (state) code, as delivered: two letters in the samples.',
+  postal_code: 'Postal code, as delivered text (leading zeros kept).',
+  iso_country_code: 'Country code, as delivered: two letters (ISO 3166-1 alpha-2) in the samples.',
+  naics_code: 'Industry classification code (NAICS; six digits in the samples).',
+  top_category: 'Top-level category label.',
+  sub_category: 'Sub-category label.',
 };
+
+const GRAPHQL_TYPES: Readonly<Record<ColumnType, GraphQLFieldConfig<Row, unknown>['type']>> = {
+  VARCHAR: GraphQLString, INTEGER: GraphQLInt, 'INTEGER[]': new GraphQLList(new GraphQLNonNull(GraphQLInt)), DATE: GraphQLString,
+};
+
+/**
+ * The fields the spec names for core (part 2, "Core product fields"): CORE_COLUMNS' names, order
+ * and types, with the descriptions above. A column without a description, or a description of no
+ * column, fails at start-up (and so every test), so the two cannot drift apart.
+ */
+const CORE_SPEC: GraphQLFieldConfigMap<Row, unknown> = (() => {
+  const columns = CORE_COLUMNS.filter((c) => c.name !== 'placekey');
+  const names = new Set(columns.map((c) => c.name));
+  const drift = [...columns.filter((c) => !(c.name in CORE_DESCRIPTIONS)).map((c) => `${c.name} has no description`),
+    ...Object.keys(CORE_DESCRIPTIONS).filter((n) => !names.has(n)).map((n) => `${n} is not a core column`)];
+  if (drift.length) throw new Error(`product-types.ts and CORE_COLUMNS disagree: ${drift.join('; ')}`);
+  return Object.fromEntries(columns.map((c) => [c.name, field(GRAPHQL_TYPES[c.type], CORE_DESCRIPTIONS[c.name]!)]));
+})();
 
 /** The fields the spec names for weekly patterns; monthly patterns carry the same. */
 function patternsSpec(period: 'week' | 'month'): GraphQLFieldConfigMap<Row, unknown> {
