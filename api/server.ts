@@ -81,9 +81,10 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     matchUploadMaxQueries: config.matchUploadMaxQueries, draining: () => draining,
     admin: {
       // The same verified pointer move as `placedata rollback`.
-      rollback: (label) => rollback(site, { label }),
+      // Retention follows every act that changes what is current (RETAIN_VERSIONS), as after a load.
+      rollback: (label) => rollback(site, { label }, config.retainVersions),
       jobs,
-      holds: { publish: (label) => publishHeld(site, label), discard: (label) => discardHeld(site, label) },
+      holds: { publish: (label) => publishHeld(site, label, config.retainVersions), discard: (label) => discardHeld(site, label, config.retainVersions) },
     },
     metricsToken: config.metricsToken,
     corsOrigins: config.corsOrigins,

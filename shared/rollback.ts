@@ -1,5 +1,6 @@
 import { AppError, ErrorCodes } from './errors.ts';
 import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
+import { retainAfter, type RetentionPlan } from './retention.ts';
 import type { VersionSite } from './version-site.ts';
 
 /**
@@ -9,9 +10,11 @@ import type { VersionSite } from './version-site.ts';
  * target's files (its own and every file it inherits from) must all be stored; on one machine they
  * are proved against their published sha256 before the pointer moves, on many each web process
  * stages (downloads and proves) them first. Nothing is copied: a rollback is a pointer move.
+ * Then retention with `keep` (RETAIN_VERSIONS), which never expires the target, the version built
+ * before it, nor the one served until now.
  * @throws AppError VERSION_NOT_FOUND (no such retained version), VERSION_INVALID (a file is gone or damaged)
  */
-export async function rollback(site: VersionSite, target: RollbackTarget): Promise<{ from: string | null; to: string }> {
+export async function rollback(site: VersionSite, target: RollbackTarget, keep?: number): Promise<{ from: string | null; to: string; retention: RetentionPlan }> {
   return site.lock.using(async () => {
     const versions = await site.store.list();
     const current = await site.pointer.read();
@@ -32,6 +35,6 @@ export async function rollback(site: VersionSite, target: RollbackTarget): Promi
     }
     await site.stage?.(to);
     if (!(await site.pointer.swap(current, to))) throw new Error('the pointer moved during the rollback; try again');
-    return { from: current, to };
+    return { from: current, to, retention: await retainAfter(site, keep, current) };
   });
 }

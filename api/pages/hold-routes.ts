@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
+import type { RetentionPlan } from '../../shared/retention.ts';
 import { parseLabel } from '../../shared/version-label.ts';
 import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
@@ -11,8 +12,8 @@ import type { ServedVersions } from '../lookup/served-versions.ts';
 
 /** What an operator may do with a version the publish guards held (shared/publish-held.ts, bound to the site). */
 export interface HoldActions {
-  readonly publish: (label: string) => Promise<{ from: string | null; to: string }>;
-  readonly discard: (label: string) => Promise<{ discarded: string }>;
+  readonly publish: (label: string) => Promise<{ from: string | null; to: string; retention: RetentionPlan }>;
+  readonly discard: (label: string) => Promise<{ discarded: string; retention: RetentionPlan }>;
 }
 
 export interface HoldRoutesOptions {
@@ -36,10 +37,11 @@ export function holdRoutes(options: HoldRoutesOptions): express.Router {
       return sendError(res, 400, ErrorCodes.BAD_REQUEST, 'Send {"label": "<epoch_seconds>__<year>_<month>"}: the held version');
     }
     const key = requestState(res).key!;
-    const run: Promise<object> = acting.then((): Promise<object> => options.holds[action](label));
+    const run: Promise<{ retention: RetentionPlan }> = acting.then((): Promise<{ retention: RetentionPlan }> => options.holds[action](label));
     acting = run.catch(() => undefined);
-    run.then(async (result) => {
-      options.log.info({ audit: action, key_name: key.name, label }, action === 'publish' ? 'held version published' : 'held version discarded');
+    run.then(async ({ retention, ...result }) => {
+      options.log.info({ audit: action, key_name: key.name, label, expired: retention.expire, deleted_files: retention.deleteFiles },
+        action === 'publish' ? 'held version published' : 'held version discarded');
       if (action === 'publish') await options.store.refresh();
       res.json({ ...result, served: options.store.current?.label ?? null });
     }, (err: unknown) => {

@@ -1,6 +1,7 @@
 import { diffVersions, MAX_DIFF_PAGE } from '../../shared/diff/diff-versions.ts';
 import type { VersionDiff } from '../../shared/diff/version-diff-types.ts';
 import { discardHeld, publishHeld } from '../../shared/publish-held.ts';
+import type { RetentionPlan } from '../../shared/retention.ts';
 import { groupedGuards, type HeldReason } from '../../shared/held-state.ts';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
@@ -234,10 +235,18 @@ function addVersionCommands(cli: Command, config: () => Config, io: Io): void {
       if (label && opts.previous) throw new AppError(ErrorCodes.BAD_REQUEST, 'name a version label or pass --previous, not both');
       const c = config();
       const target = { label, previous: opts.previous };
-      const { from, to } = await withSite(c, (site) => rollback(site, target));
+      const { from, to, retention } = await withSite(c, (site) => rollback(site, target, c.retainVersions));
       if (opts.json) return out(JSON.stringify({ from, to }));
       out(`now serving ${to} (was ${from ?? 'none'})`);
+      retentionLine(out, retention);
     });
+}
+
+/** What retention did after an act, when it did anything (RETAIN_VERSIONS). */
+function retentionLine(out: Out, plan: RetentionPlan): void {
+  if (plan.expire.length || plan.deleteFiles.length) {
+    out(`retention (RETAIN_VERSIONS): expired ${plan.expire.join(', ') || 'none'}; deleted files ${plan.deleteFiles.join(', ') || 'none'}`);
+  }
 }
 
 function addHoldCommands(cli: Command, config: () => Config, io: Io): void {
@@ -248,9 +257,11 @@ function addHoldCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--json', 'print {"from", "to"} as JSON')
     .addHelpText('after', examples('placedata publish 1795299194__2022_04'))
     .action(async (label: string, opts: { json?: boolean }) => {
-      const { from, to } = await withSite(config(), (site) => publishHeld(site, label));
+      const c = config();
+      const { from, to, retention } = await withSite(c, (site) => publishHeld(site, label, c.retainVersions));
       if (opts.json) return out(JSON.stringify({ from, to }));
       out(`published ${to}; now serving it (was ${from ?? 'none'})`);
+      retentionLine(out, retention);
     });
   cli.command('discard').summary('delete a version the publish guards held')
     .description('Discard a held version: its record and its own file are deleted (files it inherits from belong to other versions and stay).')
@@ -258,9 +269,11 @@ function addHoldCommands(cli: Command, config: () => Config, io: Io): void {
     .option('--json', 'print {"discarded"} as JSON')
     .addHelpText('after', examples('placedata discard 1795299194__2022_04'))
     .action(async (label: string, opts: { json?: boolean }) => {
-      const result = await withSite(config(), (site) => discardHeld(site, label));
-      if (opts.json) return out(JSON.stringify(result));
-      out(`discarded ${result.discarded}`);
+      const c = config();
+      const { discarded, retention } = await withSite(c, (site) => discardHeld(site, label, c.retainVersions));
+      if (opts.json) return out(JSON.stringify({ discarded }));
+      out(`discarded ${discarded}`);
+      retentionLine(out, retention);
     });
 }
 

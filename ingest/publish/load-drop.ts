@@ -19,7 +19,7 @@ import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../build/temp
 import { adoptWholeCopies } from '../../shared/adopt-whole-copies.ts';
 import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
 import { readBase } from './read-base.ts';
-import { applyRetention, type RetentionPlan } from './retention.ts';
+import { retainAfter, type RetentionPlan } from '../../shared/retention.ts';
 import { checkGuards } from './publish-guards.ts';
 import { assertReleaseOrder } from './release-order.ts';
 import { demoBase, removeDemoVersions } from './demo-versions.ts';
@@ -209,7 +209,7 @@ async function buildAndPublish(opts: LoadOptions, site: VersionSite, drop: ReadD
         return null;
       }
       const removedDemo = replacesDemo ? await removeDemoVersions(site) : [];
-      return { kind: 'published', file, removedDemo, retention: opts.retain ? await applyRetention(site, opts.retain, served) : { expire: [], deleteFiles: [] } };
+      return { kind: 'published', file, removedDemo, retention: await retainAfter(site, opts.retain, served) };
     });
     if (published === null) return null;
     if (published.kind === 'twin') return reportLoaded(site, drop, published.twin, opts);

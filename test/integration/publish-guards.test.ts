@@ -126,14 +126,14 @@ describe('publish guards: a load whose profile breaches one is held, built but n
     await discardHeld(site, baseLabel).then(() => expect.fail('discarded a published version'), (err: { code: string; message: string }) => {
       expect([err.code, err.message]).to.deep.equal(['VERSION_NOT_HELD', `version ${baseLabel} is not held (see placedata versions)`]);
     });
-    expect(await publishHeld(site, held.label)).to.deep.equal({ from: baseLabel, to: held.label });
+    expect(await publishHeld(site, held.label)).to.deep.equal({ from: baseLabel, to: held.label, retention: { expire: [], deleteFiles: [] } });
     expect(await readPointer(dataDir())).to.equal(held.label);
     const { versions } = await listVersions(site, '256MB');
     expect(versions.map((v) => [v.label, v.current, v.held])).to.deep.equal([[baseLabel, false, null], [held.label, true, null]]);
     // The next load is compared with the version published now (30 POIs), and held; then discarded.
     const second = await load(BASE.slice(0, 20), { [W1]: 100, [W2]: 100 });
     expect(second.held!.map((h) => h.guard)).to.deep.equal(['poi_drop']);
-    expect(await discardHeld(site, second.label)).to.deep.equal({ discarded: second.label });
+    expect(await discardHeld(site, second.label)).to.deep.equal({ discarded: second.label, retention: { expire: [], deleteFiles: [] } });
     expect((await listVersions(site, '256MB')).versions.map((v) => v.label)).to.deep.equal([baseLabel, held.label]);
     expect((await site.store.files()).map((f) => f.label)).to.deep.equal([baseLabel, held.label]);
   });

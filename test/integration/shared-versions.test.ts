@@ -236,7 +236,7 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
     expect([summary.first_week, summary.last_week, summary.weeks_covered, summary.base, summary.inherits.map((f) => f.label)])
       .to.deep.equal(['2022-03-07', '2022-03-14', 2, older!.label, [older!.label]]);
 
-    expect(await rollbackShared(site, { previous: true })).to.deep.equal({ from: newer!.label, to: older!.label });
+    expect(await rollbackShared(site, { previous: true })).to.deep.equal({ from: newer!.label, to: older!.label, retention: { expire: [], deleteFiles: [] } });
     expect(await pointer.read()).to.equal(older!.label);
     expect(await rejection(rollbackShared(site, { label: '1__2020_01' }))).to.deep.equal({ code: 'VERSION_NOT_FOUND', message: 'no retained version "1__2020_01"' });
   });

@@ -130,7 +130,7 @@ describe('versions share history by reference: files hold their drop, versions n
     const server = await startServer(testConfig(dataDir), log);
     try {
       expect(await answer(server)).to.deep.equal({ version: v3.label, name: 'Three', weeks: [31, 22, null, null, null] });
-      expect(await rollback(siteOf(dataDir), { previous: true })).to.deep.equal({ from: v3.label, to: v2.label });
+      expect(await rollback(siteOf(dataDir), { previous: true })).to.deep.equal({ from: v3.label, to: v2.label, retention: { expire: [], deleteFiles: [] } });
       await eventually(async () => expect(await answer(server)).to.deep.equal({ version: v2.label, name: 'One', weeks: [11, 22, null, null, null] }), 2000);
       await rollback(siteOf(dataDir), { label: v1.label });
       await eventually(async () => expect(await answer(server)).to.deep.equal({ version: v1.label, name: 'One', weeks: [11, null, null, null, null] }), 2000);

@@ -1,6 +1,6 @@
-import type { StoredFile } from '../../shared/version-file-store.ts';
-import type { VersionLabel } from '../../shared/version-label.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import type { StoredFile } from './version-file-store.ts';
+import type { VersionLabel } from './version-label.ts';
+import type { VersionSite } from './version-site.ts';
 
 /**
  * Which of `versions` (oldest first) retention expires: the oldest beyond `keep`, never `current`,
@@ -36,6 +36,18 @@ export function planRetention(versions: readonly StoredFile[], references: Reado
     for (const f of references.get(v.label) ?? []) needed.add(f);
   }
   return { expire: [...expire], deleteFiles: files.filter((f) => !needed.has(f.label)).map((f) => f.label) };
+}
+
+/** A pass that changed nothing: what an act reports when it is given no `keep`. */
+export const NO_RETENTION: RetentionPlan = { expire: [], deleteFiles: [] };
+
+/**
+ * Retention after an act that changes what is current (a load's publish, a held version's
+ * publish, a rollback, a discard), inside that act's hold of the publish lock; `keep` undefined
+ * (a caller without RETAIN_VERSIONS, as tests are) applies none.
+ */
+export async function retainAfter(site: VersionSite, keep: number | undefined, servedBefore: string | null): Promise<RetentionPlan> {
+  return keep ? applyRetention(site, keep, servedBefore) : NO_RETENTION;
 }
 
 /**
