@@ -5,6 +5,7 @@ import {
 import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
 import type { GraphqlParams } from './request-params.ts';
+import { servedRootFacts } from './served-root-facts.ts';
 
 /** What the rate limiter and the transport checks need to know of a request, before GraphQL runs. */
 export interface OperationShape {
@@ -85,9 +86,6 @@ function searchTerms(search: FieldNode, key: string, operation: OperationDefinit
   return terms;
 }
 
-/** Root fields that ask for one Placekey per item of a list argument: `batch_lookup` (and `places`) per Placekey, `batch_match` per query. */
-const LIST_COSTS: Readonly<Record<string, string>> = { batch_lookup: 'placekeys', places: 'placekeys', batch_match: 'queries' };
-
 /**
  * The root `batch_lookup` (and `batch_match`) fields of an operation, one per response key: fields with the same
  * response key are merged by GraphQL (validation makes their arguments equal), so they run once.
@@ -102,13 +100,13 @@ function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<
         if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
         const name = sel.name.value;
         const key = sel.alias?.value ?? name;
-        // `lookup` (the hosted API's single look-up by Placekey or query, and its v1-early name `place`) asks for one Placekey.
-        if (name === 'lookup' || name === 'place') byResponseKey.set(key, { fixed: 1 });
-        if (name === 'search') for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
-        const list = Object.hasOwn(LIST_COSTS, name) ? LIST_COSTS[name]! : null;
-        if (list === null) continue;
-        const argument = sel.arguments?.find((a) => a.name.value === list);
-        byResponseKey.set(key, termOf(operation, argument?.value));
+        // What the field costs is what it declares where it is defined (root-field.ts); a name no
+        // schema has costs nothing here, and validation refuses it.
+        const cost = servedRootFacts().get(name)?.cost;
+        if (cost === undefined) continue;
+        if ('fixed' in cost) byResponseKey.set(key, { fixed: cost.fixed });
+        else if ('list' in cost) byResponseKey.set(key, termOf(operation, sel.arguments?.find((a) => a.name.value === cost.list)?.value));
+        else for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
         walk(sel.selectionSet);
       } else if (!seen.has(sel.name.value)) {

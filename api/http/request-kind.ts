@@ -1,6 +1,8 @@
 import type { Request } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { inspectRootFields } from '../graphql/inspect-operation.ts';
+import { ROOT_KINDS } from '../graphql/root-field.ts';
+import { servedRootFacts } from '../graphql/served-root-facts.ts';
 import { requestParams } from '../graphql/request-params.ts';
 
 /**
@@ -9,16 +11,13 @@ import { requestParams } from '../graphql/request-params.ts';
  * document that does not parse, select one operation or name a known field: `other`), `export`
  * for the export endpoint, or `unknown` when it was refused before its body was read.
  */
-export const OPERATIONS = ['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions', 'export', 'introspection', 'mixed', 'other', 'unknown'] as const;
+export const OPERATIONS = [...ROOT_KINDS, 'export', 'introspection', 'mixed', 'other', 'unknown'] as const;
 export type Operation = (typeof OPERATIONS)[number];
 
 /** How a request ended: served, refused (the caller's doing), rate-limited, failed (ours), or cut by the client. */
 export const OUTCOMES = ['ok', 'refused', 'rate_limited', 'error', 'aborted'] as const;
 export type Outcome = (typeof OUTCOMES)[number];
 
-const ROOT_FIELDS: ReadonlySet<string> = new Set(['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions']);
-/** /v1's early names of the same operations count as those operations. */
-const HOSTED_NAMES: Readonly<Record<string, string>> = { places: 'batch_lookup', place: 'lookup' };
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
 // UNAVAILABLE: the version store did not answer (or gave a bad copy), not the caller's doing.
 const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY, ErrorCodes.UNAVAILABLE]);
@@ -42,8 +41,8 @@ export function operationOf(req: Request, maxTokens: number): Operation | null {
   const named = fields.filter((f) => !f.startsWith('__'));
   if (named.length === 0) return 'introspection';
   if (named.length > 1) return 'mixed';
-  const field = HOSTED_NAMES[named[0]!] ?? named[0]!;
-  return ROOT_FIELDS.has(field) ? field as Operation : 'other';
+  // The kind its root field declares (root-field.ts): /v1's early `places`/`place` are batch_lookup/lookup.
+  return servedRootFacts().get(named[0]!)?.kind ?? 'other';
 }
 
 /**

@@ -5,6 +5,7 @@ import { entryType } from '../entry-type.ts';
 import { batchLookupField, lookupField, lookupOrMatchField } from '../lookup-fields.ts';
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
+import { rootField } from '../root-field.ts';
 import { v1SearchField } from './search-field.ts';
 
 /**
@@ -22,14 +23,14 @@ export function buildV1Schema(): GraphQLSchema {
       name: 'Query',
       description: 'The read operations of /v1/graphql.',
       fields: {
-        batch_lookup: batchLookupField(entry, 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).'),
-        lookup: lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'),
-        batch_match: batchMatchField(entry),
-        places: batchLookupField(entry, 'The hosted API\'s v1-early name for `batch_lookup`: the same entries.'),
-        place: lookupField(entry, 'The hosted API\'s v1-early name for `lookup` by Placekey: the same entry.'),
-        search: v1SearchField(entry),
-        dataset_versions: datasetVersionsField,
-        version_diff: versionDiffField,
+        batch_lookup: rootField(batchLookupField(entry, 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).'), { kind: 'batch_lookup', cost: { list: 'placekeys' } }),
+        lookup: rootField(lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'), { kind: 'lookup', cost: { fixed: 1 } }),
+        batch_match: rootField(batchMatchField(entry), { kind: 'batch_match', cost: { list: 'queries' } }),
+        places: rootField(batchLookupField(entry, 'The hosted API\'s v1-early name for `batch_lookup`: the same entries.'), { kind: 'batch_lookup', cost: { list: 'placekeys' } }),
+        place: rootField(lookupField(entry, 'The hosted API\'s v1-early name for `lookup` by Placekey: the same entry.'), { kind: 'lookup', cost: { fixed: 1 } }),
+        search: rootField(v1SearchField(entry), { kind: 'search', cost: { pages: true } }),
+        dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
+        version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },
     }),
   });

@@ -6,6 +6,7 @@ import { entryType } from '../entry-type.ts';
 import { batchLookupField, lookupOrMatchField } from '../lookup-fields.ts';
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
+import { rootField } from '../root-field.ts';
 
 /**
  * The schema of /v2/graphql: the spec's `batch_lookup` with our `placedata_*` products, and the
@@ -22,12 +23,12 @@ export function buildV2Schema(): GraphQLSchema {
       name: 'Query',
       description: 'The read operations of /v2/graphql.',
       fields: {
-        batch_lookup: batchLookupField(entry, 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).'),
-        lookup: lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'),
-        batch_match: batchMatchField(entry),
-        search: searchField(entry),
-        dataset_versions: datasetVersionsField,
-        version_diff: versionDiffField,
+        batch_lookup: rootField(batchLookupField(entry, 'One entry per requested Placekey, in request order (a repeated Placekey gets a repeated entry).'), { kind: 'batch_lookup', cost: { list: 'placekeys' } }),
+        lookup: rootField(lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'), { kind: 'lookup', cost: { fixed: 1 } }),
+        batch_match: rootField(batchMatchField(entry), { kind: 'batch_match', cost: { list: 'queries' } }),
+        search: rootField(searchField(entry), { kind: 'search', cost: { pages: true } }),
+        dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
+        version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },
     }),
   });
