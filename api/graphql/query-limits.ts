@@ -1,5 +1,5 @@
 import {
-  GraphQLError, Kind, Lexer, Source, TokenKind, getNullableType, isListType, parse,
+  GraphQLError, Kind, getNullableType, isListType, parse,
   type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
 } from 'graphql';
 import { ErrorCodes } from '../../shared/errors.ts';
@@ -16,22 +16,20 @@ function tooComplex(message: string): GraphQLError {
   return new GraphQLError(message, { extensions: { code: ErrorCodes.QUERY_TOO_COMPLEX } });
 }
 
+/** graphql-js's own refusal of a document past `maxTokens` (its wording, "more that", is its own). */
+const TOO_MANY_TOKENS = /^Syntax Error: Document contains more th(?:at|an) \d+ tokens\. Parsing aborted\.$/;
+
 /**
- * Parses a document after counting its tokens, so a huge document is refused before the parser
- * builds anything. Syntax errors get GRAPHQL_PARSE_FAILED.
+ * Parses a document with graphql-js's own token limit, so a huge document is refused while the
+ * parser reads it: that refusal gets QUERY_TOO_COMPLEX, any other syntax error
+ * GRAPHQL_PARSE_FAILED.
  */
 export function parseWithLimits(query: string, limits: Pick<QueryLimits, 'maxTokens'>): DocumentNode {
-  const lexer = new Lexer(new Source(query));
-  let tokens = 0;
   try {
-    while (lexer.advance().kind !== TokenKind.EOF) {
-      if (++tokens > limits.maxTokens) throw tooComplex(`the document has more than ${limits.maxTokens} tokens`);
-    }
-    return parse(query, { maxTokens: limits.maxTokens + 1 });
+    return parse(query, { maxTokens: limits.maxTokens });
   } catch (err) {
-    if (err instanceof GraphQLError && err.extensions['code'] === undefined) {
-      throw withCode(err, ErrorCodes.GRAPHQL_PARSE_FAILED);
-    }
+    if (err instanceof GraphQLError && TOO_MANY_TOKENS.test(err.message)) throw tooComplex(`the document has more than ${limits.maxTokens} tokens`);
+    if (err instanceof GraphQLError && err.extensions['code'] === undefined) throw withCode(err, ErrorCodes.GRAPHQL_PARSE_FAILED);
     throw err;
   }
 }
