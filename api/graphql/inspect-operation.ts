@@ -1,6 +1,6 @@
 import {
   Kind,
-  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type ValueNode,
 } from 'graphql';
 import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
@@ -93,30 +93,19 @@ function searchTerms(search: FieldNode, key: string, operation: OperationDefinit
 function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<Record<string, FragmentDefinitionNode>>): { terms: Term[]; rootFields: string[] } {
   const byResponseKey = new Map<string, Term>();
   const rootFields = new Set<string>();
-  const seen = new Set<string>();
-  const walk = (set: SelectionSetNode | undefined): void => {
-    for (const sel of set?.selections ?? []) {
-      if (sel.kind === Kind.FIELD) {
-        if (sel.name.value !== '__typename') rootFields.add(sel.name.value);
-        const name = sel.name.value;
-        const key = sel.alias?.value ?? name;
-        // What the field costs is what it declares where it is defined (root-field.ts); a name no
-        // schema has costs nothing here, and validation refuses it.
-        const cost = servedRootFacts().get(name)?.cost;
-        if (cost === undefined) continue;
-        if ('fixed' in cost) byResponseKey.set(key, { fixed: cost.fixed });
-        else if ('list' in cost) byResponseKey.set(key, termOf(operation, sel.arguments?.find((a) => a.name.value === cost.list)?.value));
-        else for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        walk(sel.selectionSet);
-      } else if (!seen.has(sel.name.value)) {
-        // Once per fragment: spreading it again adds the same response keys (and stops cycles).
-        seen.add(sel.name.value);
-        walk(fragments[sel.name.value]?.selectionSet);
-      }
-    }
-  };
-  walk(operation.selectionSet);
+  // collectFields expands each fragment once: spreading it again adds the same response keys (and stops cycles).
+  for (const sel of collectFields(operation.selectionSet, fragments)) {
+    const name = sel.name.value;
+    if (name !== '__typename') rootFields.add(name);
+    const key = sel.alias?.value ?? name;
+    // What the field costs is what it declares where it is defined (root-field.ts); a name no
+    // schema has costs nothing here, and validation refuses it.
+    const cost = servedRootFacts().get(name)?.cost;
+    if (cost === undefined) continue;
+    if ('fixed' in cost) byResponseKey.set(key, { fixed: cost.fixed });
+    else if ('list' in cost) byResponseKey.set(key, termOf(operation, sel.arguments?.find((a) => a.name.value === cost.list)?.value));
+    else for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
+  }
   return { terms: [...byResponseKey.values()], rootFields: [...rootFields].sort() };
 }
 
