@@ -35,7 +35,7 @@ export interface AppOptions {
   readonly store: ServedVersions;
   /** The retained versions, for `dataset_versions`. */
   readonly catalog: VersionCatalog;
-  /** `version_diff` and the status page's diff (shared/diff/diff-versions.ts on this process's site); absent: not offered. */
+  /** `version_diff` and the status page's diff (versions/diff/diff-versions.ts on this process's site); absent: not offered. */
   readonly versionDiff?: VersionDiffFn;
   readonly keys: KeyRing;
   readonly log: Logger;

@@ -4,8 +4,8 @@ import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { demoEnv, type Config } from '../shared/config.ts';
 import { createLogger, logDestination, type Logger } from '../shared/logger.ts';
 import { startServer } from './server.ts';
-import { WebFleetMember } from '../shared/web-fleet.ts';
-import { openVersionSite } from '../shared/open-version-site.ts';
+import { WebFleetMember } from '../versions/web-fleet.ts';
+import { openVersionSite } from '../versions/open-version-site.ts';
 
 /** How long start-up waits for Redis before serving with per-process rate limits. */
 const REDIS_START_WAIT_MS = 2000;

@@ -10,12 +10,12 @@ import { KeyRateLimiter } from './http/key-rate-limiter.ts';
 import { VersionCatalog } from './versions/version-catalog.ts';
 import { ServedVersions } from './lookup/served-versions.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
-import { rollback } from '../shared/rollback.ts';
-import { diffVersions } from '../shared/diff/diff-versions.ts';
-import { discardHeld, publishHeld } from '../shared/publish-held.ts';
-import { adoptWholeCopies } from '../shared/adopt-whole-copies.ts';
-import { localSite } from '../shared/open-version-site.ts';
-import type { VersionSite } from '../shared/version-site.ts';
+import { rollback } from '../versions/rollback.ts';
+import { diffVersions } from '../versions/diff/diff-versions.ts';
+import { discardHeld, publishHeld } from '../versions/publish-held.ts';
+import { adoptWholeCopies } from '../versions/adopt-whole-copies.ts';
+import { localSite } from '../versions/open-version-site.ts';
+import type { VersionSite } from '../versions/version-site.ts';
 import { VersionFiles } from './versions/version-file-set.ts';
 import { OpenStores } from './lookup/open-stores.ts';
 
@@ -36,7 +36,7 @@ export interface ServerDeps {
    */
   readonly redis?: Redis | null;
   /**
-   * Where versions live and which one is served (shared/open-version-site.ts): the pointer to
+   * Where versions live and which one is served (versions/open-version-site.ts): the pointer to
    * follow, the store and this machine's verified cache, and the lock the status page's rollback
    * takes. Default: one machine's site on DATA_DIR.
    */

@@ -18,7 +18,7 @@ import { Command } from 'commander';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../ingest/publish/load-drop.ts';
 import { createLogger } from '../shared/logger.ts';
-import { localSite } from '../shared/open-version-site.ts';
+import { localSite } from '../versions/open-version-site.ts';
 import { generateDrop } from '../tools/generate-drop.ts';
 
 const KEY = 'bench-export-key';

@@ -10,7 +10,7 @@ import { crc32, zstdDecompressSync } from 'node:zlib';
 import { open } from 'lmdb';
 import { LookupStore } from '../api/lookup/lookup-store.ts';
 import type { BuiltLookupStore } from '../ingest/build/build-lookup-store.ts';
-import { PLACES_DB, readDocuments } from '../shared/lookup-store-format.ts';
+import { PLACES_DB, readDocuments } from '../versions/lookup-store-format.ts';
 import { latencies, throughput } from './lookup-timing.ts';
 
 export interface FormatsRun {

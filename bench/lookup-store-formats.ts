@@ -1,6 +1,6 @@
 /**
  * The look-up store's formats against each other, built from the same version file in the same
- * run (shared/lookup-store-format.ts):
+ * run (versions/lookup-store-format.ts):
  *   node bench/lookup-store-formats.ts --data DIR [--work bench/work/lookup-store-formats] [--rounds 3] [--seconds 4] [--baseline DIR]
  * - `format 1`: records as they are (the format of earlier releases, the writer's `format: 1`);
  * - `format 2`: the records compressed by lmdb's own LZ4 with the file's dictionary (the writer's
@@ -28,7 +28,7 @@ import { Command } from 'commander';
 import { open } from 'lmdb';
 import { buildLookupStore, type BuiltLookupStore } from '../ingest/build/build-lookup-store.ts';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { PLACES_DB } from '../shared/lookup-store-format.ts';
+import { PLACES_DB } from '../versions/lookup-store-format.ts';
 import { poiOf } from '../tools/synthetic-places.ts';
 import type { FormatsRun } from './lookup-store-formats-child.ts';
 

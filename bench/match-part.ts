@@ -14,9 +14,9 @@ import path from 'node:path';
 import { csvField } from '../shared/csv-field.ts';
 import { matchIndexSelect, tableColumns } from '../shared/matching/match-index.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery } from '../shared/matching/place-query.ts';
-import { readPointer } from '../shared/pointer.ts';
+import { readPointer } from '../versions/pointer.ts';
 import { quoteLiteral } from '../shared/sql.ts';
-import { fileNameOf } from '../shared/version-label.ts';
+import { fileNameOf } from '../versions/version-label.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';
 import { stagedLoad, type LoadStep } from './staged-load.ts';
 

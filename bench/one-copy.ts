@@ -6,7 +6,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { quoteLiteral } from '../shared/sql.ts';
-import { documentSql } from '../shared/version-documents.ts';
+import { documentSql } from '../versions/version-documents.ts';
 
 const [file, work = '/tmp'] = process.argv.slice(2);
 if (!file) throw new Error('usage: node bench/one-copy.ts <version.duckdb> [work dir]');

@@ -2,7 +2,7 @@
  * Child of the bench's `quality` part (bench/quality.ts): in one process, times the quality
  * profile of each of two versions (the statements a load runs, ingest/build/profile-version.ts,
  * over the version's own product tables, with the load's DuckDB settings), the diff from one to
- * the other (shared/diff/diff-versions.ts, as `placedata diff` runs it), and DuckDB's own full
+ * the other (versions/diff/diff-versions.ts, as `placedata diff` runs it), and DuckDB's own full
  * outer join of the two versions' keysets (the floor a diff cannot beat), alternating diff and
  * join `reps` times. Prints one JSON object.
  *   node bench/quality-cost.ts --data DIR --from LABEL --to LABEL [--reps 3] [--memory 768MB]
@@ -12,12 +12,12 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import path from 'node:path';
 import { profileVersion } from '../ingest/build/profile-version.ts';
-import { diffVersions } from '../shared/diff/diff-versions.ts';
+import { diffVersions } from '../versions/diff/diff-versions.ts';
 import { openReadOnly } from '../shared/duckdb-open.ts';
 import { createLogger } from '../shared/logger.ts';
-import { localSite } from '../shared/open-version-site.ts';
+import { localSite } from '../versions/open-version-site.ts';
 import { quoteLiteral } from '../shared/sql.ts';
-import { readManifest } from '../shared/version-manifest.ts';
+import { readManifest } from '../versions/version-manifest.ts';
 
 const { values } = parseArgs({ options: { data: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, reps: { type: 'string', default: '3' }, memory: { type: 'string', default: '768MB' } } });
 const [data, from, to] = [values.data!, values.from!, values.to!];

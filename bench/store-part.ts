@@ -8,9 +8,9 @@ import { execFile } from 'node:child_process';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readPointer } from '../shared/pointer.ts';
-import { PART_SUFFIX } from '../shared/version-file-store.ts';
-import { fileNameOf } from '../shared/version-label.ts';
+import { readPointer } from '../versions/pointer.ts';
+import { PART_SUFFIX } from '../versions/version-file-store.ts';
+import { fileNameOf } from '../versions/version-label.ts';
 import { databaseSize, type DatabaseSize } from './database-size.ts';
 import type { LoadStep } from './staged-load.ts';
 

@@ -4,7 +4,7 @@ import { buildSettingsOf } from './build/build-settings-of.ts';
 import { createLoadQueue } from './queue/load-queue.ts';
 import { createLoadWorker } from './queue/load-worker.ts';
 import { startMetricsServer, type MetricsServer } from './queue/metrics-server.ts';
-import { openVersionSite } from '../shared/open-version-site.ts';
+import { openVersionSite } from '../versions/open-version-site.ts';
 import { redisConnection } from '../shared/redis-connection.ts';
 import { cleanStaleBuilds } from './build/temp-files.ts';
 import { QUEUE_STATES, WorkerMetrics } from './queue/worker-metrics.ts';

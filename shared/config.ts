@@ -2,10 +2,22 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
-import type { S3StoreSettings } from './s3-version-store.ts';
 import { DEFAULT_GUARDS, type GuardThresholds } from './guard-thresholds.ts';
 
 /** Where version files are shared between machines (VERSION_STORE); see docs/operations.md "Running at scale". */
+/** Where the store is and how to reach it (from VERSION_STORE and the S3_* / AWS_* settings). */
+export interface S3StoreSettings {
+  readonly bucket: string;
+  /** Key prefix without a trailing slash ('' for the bucket's root). */
+  readonly prefix: string;
+  /** For S3-compatible servers (MinIO, R2, ...); null for AWS itself. */
+  readonly endpoint: string | null;
+  readonly region: string;
+  readonly forcePathStyle: boolean;
+  /** Null: the SDK's default chain (instance roles, shared config files). */
+  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | null;
+}
+
 export type VersionStoreSetting =
   | { readonly kind: 'directory'; readonly dir: string }
   | ({ readonly kind: 's3' } & S3StoreSettings);

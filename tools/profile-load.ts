@@ -9,7 +9,7 @@ import { loadConfigOrExit } from '../shared/config-or-exit.ts';
 import { buildSettingsOf } from '../ingest/build/build-settings-of.ts';
 import { loadDrop } from '../ingest/publish/load-drop.ts';
 import { createLogger } from '../shared/logger.ts';
-import { localSite } from '../shared/open-version-site.ts';
+import { localSite } from '../versions/open-version-site.ts';
 
 interface Timing { readonly sql: string; readonly ms: number; readonly at: number }
 

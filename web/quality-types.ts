@@ -1,16 +1,16 @@
 /**
  * The shapes /v1/status and version_diff return for quality, as the pages read them: the
- * server's own types (shared/version-quality.ts, shared/quality-profile.ts, shared/held-state.ts,
- * shared/diff/version-diff-types.ts), imported for their types only, so a field renamed there
+ * server's own types (versions/version-quality.ts, versions/quality-profile.ts, shared/held-state.ts,
+ * versions/diff/version-diff-types.ts), imported for their types only, so a field renamed there
  * fails `tsc -p web` here instead of showing blank on the page.
  */
-import type { QualityProfile } from '../shared/quality-profile.ts';
+import type { QualityProfile } from '../versions/quality-profile.ts';
 import type { HeldState } from '../shared/held-state.ts';
-import type { VersionQuality } from '../shared/version-quality.ts';
-import type { ProfileDelta, VersionDiff as WholeDiff } from '../shared/diff/version-diff-types.ts';
+import type { VersionQuality } from '../versions/version-quality.ts';
+import type { ProfileDelta, VersionDiff as WholeDiff } from '../versions/diff/version-diff-types.ts';
 
 export type { QualityProfile, HeldState, VersionQuality };
-export type { Page as DiffPage, PoiExample as DiffPoi, ChangedPoi as DiffChanged } from '../shared/diff/version-diff-types.ts';
+export type { Page as DiffPage, PoiExample as DiffPoi, ChangedPoi as DiffChanged } from '../versions/diff/version-diff-types.ts';
 
 /** What VERSION_DIFF_QUERY selects of a version diff: all of it but the months and the profile's regions and categories. */
 export type VersionDiff = Omit<WholeDiff, 'months' | 'profile'> & { readonly profile: Omit<ProfileDelta, 'regions' | 'top_categories'> };

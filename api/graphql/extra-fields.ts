@@ -3,7 +3,7 @@ import {
   type GraphQLFieldConfig, type GraphQLFieldConfigMap, type GraphQLOutputType,
 } from 'graphql';
 import { EXTRA_COLUMNS, inCatalog, type CatalogProduct, type ColumnKind } from '../../shared/column-catalog.ts';
-import { PRODUCTS } from '../../shared/version-schema.ts';
+import { PRODUCTS } from '../../versions/version-schema.ts';
 import { KeyValueList, toKeyValues } from './key-value.ts';
 import { JSONScalar } from './json-scalar.ts';
 import type { Row } from '../lookup/lookup-queries.ts';

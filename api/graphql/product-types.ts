@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { BrandList, brandsOf, extraFields, type MapStyle } from './extra-fields.ts';
 import type { Row } from '../lookup/lookup-queries.ts';
-import { CORE_COLUMNS, WEEKLY_COLUMNS, type ColumnType } from '../../shared/version-schema.ts';
+import { CORE_COLUMNS, WEEKLY_COLUMNS, type ColumnType } from '../../versions/version-schema.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 
 /** Monthly patterns and geometry came with version-file schema 4; older versions answer null. */
@@ -15,7 +15,7 @@ const text = (description: string) => field(GraphQLString, description);
 
 const productPlacekey = field(new GraphQLNonNull(PlacekeyScalar), 'The POI\'s Placekey, in its canonical `what@where` form (the hosted API returned it inside each product).');
 
-/** What the API says of each of the spec's core columns (shared/version-schema.ts's CORE_COLUMNS holds the list). */
+/** What the API says of each of the spec's core columns (versions/version-schema.ts's CORE_COLUMNS holds the list). */
 const CORE_DESCRIPTIONS: Readonly<Record<string, string>> = {
   location_name: 'Name of the POI.',
   street_address: 'Street address.',
@@ -63,7 +63,7 @@ function patternsSpec(period: 'week' | 'month'): GraphQLFieldConfigMap<Row, unkn
 }
 
 /**
- * The fields of a document as the look-up stores hold it (shared/version-documents.ts makes them of the
+ * The fields of a document as the look-up stores hold it (versions/version-documents.ts makes them of the
  * spec's columns but placekey, in this order): a selection of exactly these is written with the
  * stored text (api/graphql/compiled-execute.ts).
  */

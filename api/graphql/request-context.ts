@@ -1,4 +1,4 @@
-import type { DiffPaging, VersionDiff } from '../../shared/diff/version-diff-types.ts';
+import type { DiffPaging, VersionDiff } from '../../versions/diff/version-diff-types.ts';
 import type { Found } from '../lookup/lookup-queries.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import type { Lease } from '../lookup/served-versions.ts';

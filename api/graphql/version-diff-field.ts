@@ -1,7 +1,7 @@
 import { GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLString, type GraphQLFieldConfig, type GraphQLOutputType } from 'graphql';
 import type { RequestContext } from './request-context.ts';
 
-/** Computes a diff for the API (shared/diff/diff-versions.ts bound to the web process's site and settings). */
+/** Computes a diff for the API (versions/diff/diff-versions.ts bound to the web process's site and settings). */
 
 const nn = (t: GraphQLOutputType) => new GraphQLNonNull(t);
 const list = (t: GraphQLOutputType) => nn(new GraphQLList(nn(t)));

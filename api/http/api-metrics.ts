@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { metricsText } from '../../shared/process-metrics.ts';
-import { parseLabel } from '../../shared/version-label.ts';
+import { parseLabel } from '../../versions/version-label.ts';
 import { readLoadFigures, type ProductFigures } from '../versions/load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';

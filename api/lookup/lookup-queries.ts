@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
-import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../shared/version-documents.ts';
-import { TABLES } from '../../shared/version-schema.ts';
+import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
+import { TABLES } from '../../versions/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
 
 export type Row = Record<string, unknown>;
@@ -38,7 +38,7 @@ export interface Found {
 /**
  * Which attached database holds each part of a version, by the file's label (its database's name
  * in a served version: see shared/duckdb-open.ts): core, each week, each month and geometry are
- * each in one file of the version's chain (shared/version-manifest.ts).
+ * each in one file of the version's chain (versions/version-manifest.ts).
  */
 export interface DocumentSources {
   readonly core: string | null;
@@ -132,7 +132,7 @@ function partsOf(targets: readonly Target[], sources: DocumentSources): { readon
 
 /**
  * Fetches every document a request needs in one prepared statement, made from the typed tables
- * of the files holding them (the documents of shared/version-documents.ts, the same bytes the
+ * of the files holding them (the documents of versions/version-documents.ts, the same bytes the
  * look-up stores hold): the path for a version whose stores cannot answer (LOOKUP_STORES off, a
  * store missing, damaged or of an earlier format without the documents asked for). A version's
  * core and weeks may be in different files of its chain (each attached under its label): the

@@ -1,15 +1,15 @@
 import { statSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { ABSENT_DB, bucketHolds, fingerprint } from '../../shared/lookup-store-absence.ts';
-import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../shared/lookup-store-format.ts';
-import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
-import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
+import { ABSENT_DB, bucketHolds, fingerprint } from '../../versions/lookup-store-absence.ts';
+import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../versions/lookup-store-format.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
 
 /** What the build recorded of the store file (BuiltLookupStore): checked at open. */
 export interface ExpectedStore {
   readonly bytes: number;
-  /** SHA-256 of the file's first HEAD_BYTES (shared/lookup-store-head.ts). */
+  /** SHA-256 of the file's first HEAD_BYTES (versions/lookup-store-head.ts). */
   readonly headSha256: string;
 }
 
@@ -17,7 +17,7 @@ export interface ExpectedStore {
 export type StoredDocuments = (Buffer | null)[];
 
 /**
- * One immutable file's look-up store (shared/lookup-store-format.ts), open read-only: lmdb maps
+ * One immutable file's look-up store (versions/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
  * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
  * store of format 2 or 3, its checks: microseconds). Stores of every format are read alike.
@@ -42,7 +42,7 @@ export class LookupStore {
   /** Format 3: the other document columns (`extras`); empty before. */
   readonly extraColumns: readonly string[];
   readonly rows: number;
-  /** The store's format (shared/lookup-store-format.ts): 1, 2 (records compressed by lmdb) or 3 (and every other document). */
+  /** The store's format (versions/lookup-store-format.ts): 1, 2 (records compressed by lmdb) or 3 (and every other document). */
   readonly format: LookupStoreFormat;
   readonly #env: RootDatabase;
   readonly #places: Database<Buffer, string>;
@@ -168,7 +168,7 @@ export class LookupStore {
     return readDocuments(this.file, value, key, keyCrc, this.format, this.extraColumns.length, indexes, this.columns.length);
   }
 
-  /** A miss is an answer only when the absence index proves it (shared/lookup-store-absence.ts). */
+  /** A miss is an answer only when the absence index proves it (versions/lookup-store-absence.ts). */
   #proveAbsent(key: string): void {
     const [bucket, hash] = fingerprint(key, this.#bucketBits);
     if (bucketHolds(this.file, bucket, this.#absent.getBinaryFast(bucket), hash)) {

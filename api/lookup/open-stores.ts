@@ -1,4 +1,4 @@
-import type { StoreDigest } from '../../shared/version-manifest.ts';
+import type { StoreDigest } from '../../versions/version-manifest.ts';
 import { LookupStore, type StoredDocuments } from './lookup-store.ts';
 import { MainThreadLoad } from './main-thread-load.ts';
 import { StoreReadThreads } from './store-read-threads.ts';

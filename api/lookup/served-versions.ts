@@ -1,7 +1,7 @@
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { VersionPointer } from '../../shared/version-pointer.ts';
-import { parseLabel } from '../../shared/version-label.ts';
+import type { VersionPointer } from '../../versions/version-pointer.ts';
+import { parseLabel } from '../../versions/version-label.ts';
 import { ServedVersion, type ServeOptions } from './served-version.ts';
 import type { VersionFileSet, VersionFiles } from '../versions/version-file-set.ts';
 

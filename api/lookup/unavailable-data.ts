@@ -1,5 +1,5 @@
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { PartitionRoutes } from '../../shared/version-manifest.ts';
+import type { PartitionRoutes } from '../../versions/version-manifest.ts';
 import type { UnavailableFile } from '../versions/version-file-set.ts';
 
 /** What a request reads of a version, by partition. */

@@ -1,8 +1,8 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { RetentionPlan } from '../../shared/retention.ts';
-import { parseLabel } from '../../shared/version-label.ts';
+import type { RetentionPlan } from '../../versions/retention.ts';
+import { parseLabel } from '../../versions/version-label.ts';
 import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
 import { requestState } from '../http/request-state.ts';
@@ -10,7 +10,7 @@ import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
 import type { ServedVersions } from '../lookup/served-versions.ts';
 
-/** What an operator may do with a version the publish guards held (shared/publish-held.ts, bound to the site). */
+/** What an operator may do with a version the publish guards held (versions/publish-held.ts, bound to the site). */
 export interface HoldActions {
   readonly publish: (label: string) => Promise<{ from: string | null; to: string; retention: RetentionPlan }>;
   readonly discard: (label: string) => Promise<{ discarded: string; retention: RetentionPlan }>;

@@ -2,7 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { LoadJobReader, LoadJobView } from '../../shared/load-job-reader.ts';
 import type { Logger } from '../../shared/logger.ts';
-import { parseLabel } from '../../shared/version-label.ts';
+import { parseLabel } from '../../versions/version-label.ts';
 import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
@@ -11,7 +11,7 @@ import type { DatasetVersion, VersionCatalog, VersionQualityFacts, VersionStorag
 import type { RefusedVersion, ServedVersions } from '../lookup/served-versions.ts';
 import { requestState } from '../http/request-state.ts';
 
-/** Moves the served version back to `label` (shared/rollback.ts, bound to the data folder). */
+/** Moves the served version back to `label` (versions/rollback.ts, bound to the data folder). */
 export type RollbackFn = (label: string) => Promise<{ from: string | null; to: string }>;
 
 export interface StatusRoutesOptions {

@@ -1,5 +1,5 @@
 import { withReadOnly } from '../../shared/duckdb-open.ts';
-import { TABLES } from '../../shared/version-schema.ts';
+import { TABLES } from '../../versions/version-schema.ts';
 
 /** What the load that built a version did to one product's rows (from the report it stored). */
 export interface ProductFigures {

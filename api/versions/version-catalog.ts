@@ -1,10 +1,10 @@
 import { access } from 'node:fs/promises';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { VersionFileStore } from '../../shared/version-file-store.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
-import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
-import { READABLE_SCHEMAS } from '../../shared/version-schema.ts';
-import type { VersionQuality } from '../../shared/version-quality.ts';
+import type { VersionFileStore } from '../../versions/version-file-store.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
+import { readVersionInfo, type VersionInfo } from '../../versions/version-info.ts';
+import { READABLE_SCHEMAS } from '../../versions/version-schema.ts';
+import type { VersionQuality } from '../../versions/version-quality.ts';
 
 /**
  * What `dataset_versions` says of one retained version file. With a version store, the facts

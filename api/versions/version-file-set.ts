@@ -1,7 +1,7 @@
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
-import type { StoreDigest } from '../../shared/version-manifest.ts';
-import type { VersionRecord } from '../../shared/version-record.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import type { StoreDigest } from '../../versions/version-manifest.ts';
+import type { VersionRecord } from '../../versions/version-record.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 
 /**
  * An inherited file of a version that this machine cannot serve from: not stored (`missing`), or

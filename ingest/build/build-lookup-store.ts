@@ -3,9 +3,9 @@ import { crc32 } from 'node:zlib';
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../shared/lookup-store-absence.ts';
-import { storeHeadSha256 } from '../../shared/lookup-store-head.ts';
-import { DICTIONARY_KEY, encodeMeta, encodeRecord, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../shared/lookup-store-format.ts';
+import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../versions/lookup-store-absence.ts';
+import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
+import { DICTIONARY_KEY, encodeMeta, encodeRecord, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
 import { storePlan, type StorePlan } from './store-plan.ts';
 
 /**
@@ -58,7 +58,7 @@ export const DEFAULT_PAGE_SIZE = 16384;
 /**
  * Writes the look-up store of an open DuckDB version file at `file`, which must not exist, in
  * format LOOKUP_STORE_FORMAT (or `options.format`): a record per placekey of any of the file's
- * product tables, with its documents (shared/version-documents.ts) made by DuckDB from the typed
+ * product tables, with its documents (versions/version-documents.ts) made by DuckDB from the typed
  * tables, keys appended in order, then the absence index. See writeRecords for how the work is
  * spread over the cores and memory bounded. The file is fsynced and its lock file removed; on
  * any failure the file is removed.

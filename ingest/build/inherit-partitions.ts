@@ -1,9 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { sortPartitions, type FileRef, type Partition, type StoreDigest, type VersionManifest } from '../../shared/version-manifest.ts';
-import { SCHEMA_VERSION, TABLES, WHOLE_COPY_SCHEMAS } from '../../shared/version-schema.ts';
+import { sortPartitions, type FileRef, type Partition, type StoreDigest, type VersionManifest } from '../../versions/version-manifest.ts';
+import { SCHEMA_VERSION, TABLES, WHOLE_COPY_SCHEMAS } from '../../versions/version-schema.ts';
 import type { LoadReport, Product } from '../drop/load-report.ts';
 import type { ProductLayout } from '../drop/product-layout.ts';
-import type { QualityProfile } from '../../shared/quality-profile.ts';
+import type { QualityProfile } from '../../versions/quality-profile.ts';
 
 /** The version a load builds on: what it is made of, and its own file's published sha256 and size. */
 export interface BaseVersion {

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent } from '../../shared/sql.ts';
-import { PROFILE_VERSION, type ColumnProfile, type CoreProfile, type GeometryProfile, type PeriodProfile, type QualityProfile, type ValueCount } from '../../shared/quality-profile.ts';
-import type { VersionManifest } from '../../shared/version-manifest.ts';
-import { CORE_COLUMNS, TABLES, WEEKLY_COLUMNS } from '../../shared/version-schema.ts';
+import { PROFILE_VERSION, type ColumnProfile, type CoreProfile, type GeometryProfile, type PeriodProfile, type QualityProfile, type ValueCount } from '../../versions/quality-profile.ts';
+import type { VersionManifest } from '../../versions/version-manifest.ts';
+import { CORE_COLUMNS, TABLES, WEEKLY_COLUMNS } from '../../versions/version-schema.ts';
 
 /** Patterns columns profiled per period: the spec's, but placekey (never null) and the derived period. */
 const PERIOD_COLUMNS = WEEKLY_COLUMNS.map((c) => c.name).filter((n) => n !== 'placekey');

@@ -1,8 +1,8 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DOCUMENT_SEPARATOR, type LookupStoreFormat } from '../../shared/lookup-store-format.ts';
+import { DOCUMENT_SEPARATOR, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
-import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekColumn, weekExtrasColumn } from '../../shared/version-documents.ts';
-import { TABLES } from '../../shared/version-schema.ts';
+import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
+import { TABLES } from '../../versions/version-schema.ts';
 
 /**
  * Memory limit bytes per document (a core, a week's or a month's row) of a placekey range: a

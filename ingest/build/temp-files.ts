@@ -2,7 +2,7 @@ import { readdir, rm, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { processAlive } from '../../shared/process-alive.ts';
-import { lookupStorePath } from '../../shared/version-files.ts';
+import { lookupStorePath } from '../../versions/version-files.ts';
 
 const BUILD_PREFIX = '.building-';
 const BUILD_RE = /^\.building-(\d+)-[0-9a-f]+\.(duckdb(\.wal)?|lookup(-lock)?)$/;

@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import type { Partition, VersionManifest } from '../../shared/version-manifest.ts';
-import { TABLES } from '../../shared/version-schema.ts';
+import type { Partition, VersionManifest } from '../../versions/version-manifest.ts';
+import { TABLES } from '../../versions/version-schema.ts';
 import type { LoadReport } from '../drop/load-report.ts';
 
 /** Rows, number of periods, and first and last period of one product's partitions. */

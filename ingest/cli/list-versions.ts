@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { readVersionInfo, type VersionInfo } from '../../shared/version-info.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import { readVersionInfo, type VersionInfo } from '../../versions/version-info.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 import type { HeldState } from '../../shared/held-state.ts';
-import type { QualityProfile } from '../../shared/quality-profile.ts';
+import type { QualityProfile } from '../../versions/quality-profile.ts';
 
 export interface VersionSummary extends Partial<VersionInfo> {
   readonly label: string;

@@ -6,10 +6,10 @@ import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { matchIndexSelect } from '../../shared/matching/match-index.ts';
 import { bestMatchSql, matchSourceIn, type MatchSource } from '../../shared/matching/match-places.ts';
 import { PLACE_QUERY_FIELDS, shortfallSql, type PlaceQueryField } from '../../shared/matching/place-query.ts';
-import { localVersionFile, retainedRecord } from '../../shared/retained-version.ts';
+import { localVersionFile, retainedRecord } from '../../versions/retained-version.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
-import { readManifest, routesOf } from '../../shared/version-manifest.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import { readManifest, routesOf } from '../../versions/version-manifest.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 import type { Progress } from './cli-progress.ts';
 import { resolveColumns } from './match-columns.ts';
 
@@ -54,7 +54,7 @@ export interface MatchFileSummary {
 
 type FileFormat = 'csv' | 'csv.gz' | 'parquet';
 
-/** The format a user's file's name says: `.csv`, `.csv.gz` or `.parquet` (any case), else null (a drop's files: ingest/drop/file-format.ts, which also reads .tsv and .txt). */
+/** The format a user's file's name says: `.csv`, `.csv.gz` or `.parquet` (any case), else null (a drop's files: ingest/drop/drop-readers.ts, which also reads .tsv and .txt). */
 export function userFileFormat(file: string): FileFormat | null {
   const name = file.toLowerCase();
   if (name.endsWith('.csv.gz')) return 'csv.gz';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { PRODUCTS } from '../../shared/version-schema.ts';
+import { PRODUCTS } from '../../versions/version-schema.ts';
 import path from 'node:path';
 import type { DropFile } from './drop-reader.ts';
 import type { Product, ProductReport, RejectedSample } from './load-report.ts';

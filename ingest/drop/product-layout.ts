@@ -1,5 +1,5 @@
 import { belongsTo, EXTRA_COLUMNS, extraKind, type ColumnKind } from '../../shared/column-catalog.ts';
-import { PRODUCTS, type ColumnSpec } from '../../shared/version-schema.ts';
+import { PRODUCTS, type ColumnSpec } from '../../versions/version-schema.ts';
 import { GEOMETRY_SIGNATURE } from './drop-files.ts';
 import type { DropFile } from './drop-reader.ts';
 import type { Product } from './load-report.ts';

@@ -1,6 +1,6 @@
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { VersionRecord } from '../../shared/version-record.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import type { VersionRecord } from '../../versions/version-record.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 
 /**
  * The drop id of the demo that releases before DEMO_DIR loaded into DATA_DIR (the demo drop of

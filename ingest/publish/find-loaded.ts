@@ -1,5 +1,5 @@
 import type { HeldReason } from '../../shared/held-state.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 
 /** A retained version already built from a drop, and what was done about it. */
 export interface AlreadyLoaded {

@@ -1,5 +1,5 @@
 import type { GuardThresholds } from '../../shared/guard-thresholds.ts';
-import { nullShare, type QualityProfile, type ValueCount } from '../../shared/quality-profile.ts';
+import { nullShare, type QualityProfile, type ValueCount } from '../../versions/quality-profile.ts';
 
 export type { GuardThresholds };
 

@@ -1,7 +1,7 @@
 import { withReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { readManifest } from '../../shared/version-manifest.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import { readManifest } from '../../versions/version-manifest.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 import type { BaseVersion } from '../build/inherit-partitions.ts';
 
 /**

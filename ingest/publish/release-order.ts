@@ -1,6 +1,6 @@
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import type { LoadReport } from '../drop/load-report.ts';
-import { parseLabel } from '../../shared/version-label.ts';
+import { parseLabel } from '../../versions/version-label.ts';
 
 /** Where a load's release month came from (as its report says). */
 export type ReleaseMonthSource = LoadReport['release_month_source'];

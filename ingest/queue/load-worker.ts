@@ -4,7 +4,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { BuildSettings, LoadProgress } from '../build/build-version.ts';
 import { formatReport, type LoadReport } from '../drop/load-report.ts';
 import { loadDrop } from '../publish/load-drop.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 import type { LoadJob, LoadJobData, LoadJobResult } from './load-queue.ts';
 import type { WorkerMetrics } from './worker-metrics.ts';
 import type { GuardThresholds } from '../../shared/guard-thresholds.ts';

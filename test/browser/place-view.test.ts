@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { rollback } from '../../shared/rollback.ts';
+import { rollback } from '../../versions/rollback.ts';
 import { requireBrowser, launchBrowser, DOC_SCREENSHOTS, type TestBrowser } from '../helpers/browser.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';

@@ -1,6 +1,6 @@
 import { createLogger } from '../../shared/logger.ts';
-import { localSite } from '../../shared/open-version-site.ts';
-import type { VersionSite } from '../../shared/version-site.ts';
+import { localSite } from '../../versions/open-version-site.ts';
+import type { VersionSite } from '../../versions/version-site.ts';
 import { loadDrop as load, type LoadOptions, type LoadResult } from '../../ingest/publish/load-drop.ts';
 
 export type { LoadResult };

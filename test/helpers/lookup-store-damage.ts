@@ -20,7 +20,7 @@ export interface Damage {
 }
 
 /**
- * Where a record's documents start within its value (shared/lookup-store-format.ts). A value
+ * Where a record's documents start within its value (versions/lookup-store-format.ts). A value
  * lmdb compressed (format 2) starts with lmdb's header, its mark (254, or 255 past 16 MB) and the
  * record's length: what follows is the LZ4 stream of the whole record.
  */

@@ -3,9 +3,9 @@ import { readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../shared/atomic-write.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { VERIFIED_DIR } from '../../shared/version-cache.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
-import { RECORD_SUFFIX } from '../../shared/version-record.ts';
+import { VERIFIED_DIR } from '../../versions/version-cache.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
+import { RECORD_SUFFIX } from '../../versions/version-record.ts';
 
 /** The version_info columns schema 5 added after schema 3's. */
 const SCHEMA_5_INFO = ['monthly_rows', 'months_covered', 'first_month', 'last_month', 'geometry_rows', 'base_label'];

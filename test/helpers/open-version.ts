@@ -1,5 +1,5 @@
 import { createLogger } from '../../shared/logger.ts';
-import { localSite } from '../../shared/open-version-site.ts';
+import { localSite } from '../../versions/open-version-site.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { ServedVersion, type ServeOptions } from '../../api/lookup/served-version.ts';

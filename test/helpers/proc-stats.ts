@@ -1,8 +1,8 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { PART_SUFFIX } from '../../shared/version-file-store.ts';
-import { fileNameOf } from '../../shared/version-label.ts';
-import { parseVersionRecord, RECORD_SUFFIX } from '../../shared/version-record.ts';
+import { PART_SUFFIX } from '../../versions/version-file-store.ts';
+import { fileNameOf } from '../../versions/version-label.ts';
+import { parseVersionRecord, RECORD_SUFFIX } from '../../versions/version-record.ts';
 
 export interface ProcStats {
   /** Resident set size (VmRSS), in KiB. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { readPointer } from '../../shared/pointer.ts';
+import { readPointer } from '../../versions/pointer.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -254,7 +254,7 @@ describe('the placedata CLI\'s help, exit codes and --json output', () => {
       label, current: i === 1, built_at: versions[i]!.built_at, release_month: i === 0 ? '2022-04' : '2022-05', schema_version: 6, core_rows: 1, weekly_rows: 0,
       weeks_covered: 0, first_week: null, last_week: null, monthly_rows: 0, months_covered: 0, first_month: null, last_month: null, geometry_rows: 0,
       bytes: versions[i]!.bytes, inherits: [], inherited_bytes: 0, base: i === 0 ? null : first.label, drop_id: versions[i]!.drop_id, held: null,
-      // The quality profile of its one POI (shared/quality-profile.ts).
+      // The quality profile of its one POI (versions/quality-profile.ts).
       profile: {
         profile_version: 1, geometry: null, weeks: [], months: [],
         core: {

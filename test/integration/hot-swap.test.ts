@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, siteOf } from '../helpers/load-drop.ts';
-import { rollback } from '../../shared/rollback.ts';
+import { rollback } from '../../versions/rollback.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';

@@ -6,7 +6,7 @@ import { LookupCoalescer } from '../../api/lookup/lookup-coalescer.ts';
 import { fetchDocuments, type DocumentSources, type Found, type LookupRequest } from '../../api/lookup/lookup-queries.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';

@@ -7,7 +7,7 @@ import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
 import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { rollback } from '../../shared/rollback.ts';
+import { rollback } from '../../versions/rollback.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';

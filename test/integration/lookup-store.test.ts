@@ -8,11 +8,11 @@ import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/buil
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
-import { documentSql } from '../../shared/version-documents.ts';
-import { TABLES } from '../../shared/version-schema.ts';
+import { documentSql } from '../../versions/version-documents.ts';
+import { TABLES } from '../../versions/version-schema.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { LookupStoreDamaged } from '../../shared/lookup-store-damaged.ts';
-import { HEAD_BYTES } from '../../shared/lookup-store-head.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { HEAD_BYTES } from '../../versions/lookup-store-head.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
@@ -28,7 +28,7 @@ interface Fixture {
   readonly built: BuiltLookupStore;
   readonly columns: readonly string[];
   readonly truth: Map<string, (string | null)[]>;
-  /** The store's format (shared/lookup-store-format.ts). */
+  /** The store's format (versions/lookup-store-format.ts). */
   readonly format: number;
   /** POIs of the drop (seed SEED), for keys it does not hold. */
   readonly pois: number;
@@ -67,7 +67,7 @@ async function fixture(dir: string, name: string, pois: number, weeks: number, p
 
 /**
  * Each key's documents of `columns`, made column by column from the typed tables with the
- * documents' own SQL (shared/version-documents.ts), apart from the build's one statement.
+ * documents' own SQL (versions/version-documents.ts), apart from the build's one statement.
  */
 async function documentsOf(conn: DuckDBConnection, columns: readonly string[]): Promise<Map<string, (string | null)[]>> {
   const tableColumns = async (table: string) => (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = $t ORDER BY column_index`, { t: table }))

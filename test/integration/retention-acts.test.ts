@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import path from 'node:path';
 import { DEFAULT_GUARDS } from '../../shared/guard-thresholds.ts';
-import { discardHeld, publishHeld } from '../../shared/publish-held.ts';
-import { rollback } from '../../shared/rollback.ts';
+import { discardHeld, publishHeld } from '../../versions/publish-held.ts';
+import { rollback } from '../../versions/rollback.ts';
 import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

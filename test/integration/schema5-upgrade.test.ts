@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual, promisify } from 'node:util';
-import { rollback } from '../../shared/rollback.ts';
+import { rollback } from '../../versions/rollback.ts';
 import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import {
   KINDS, NEXT_LABEL, nextLookup, readSchema5Answers, relabelled, SCHEMA5_PATHS, serveCases, type Answer, type AnswerCase, type Schema5Answers,

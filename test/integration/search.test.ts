@@ -4,7 +4,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';

@@ -6,7 +6,7 @@ import { alterPublished } from '../helpers/older-release.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { versionFilePath } from '../../shared/version-files.ts';
+import { versionFilePath } from '../../versions/version-files.ts';
 import { writeFullDrop } from '../helpers/full-drop.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

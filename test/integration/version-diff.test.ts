@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { diffVersions } from '../../shared/diff/diff-versions.ts';
+import { diffVersions } from '../../versions/diff/diff-versions.ts';
 import { loadDrop, siteOf, type LoadResult } from '../helpers/load-drop.ts';
 import { pois, writeQualityDrop, type Poi } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { labelFromFileName, makeLabel, parseLabel } from '../../shared/version-label.ts';
+import { labelFromFileName, makeLabel, parseLabel } from '../../versions/version-label.ts';
 
 describe('version labels', () => {
   it('names a version by build epoch and release month', () => {

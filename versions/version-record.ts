@@ -1,7 +1,7 @@
 import type { FileRef, StoreDigest } from './version-manifest.ts';
 import { parseVersionInfo, type VersionInfo } from './version-info.ts';
 import { parseQualityProfile, type QualityProfile } from './quality-profile.ts';
-import { parseHeld, type HeldState } from './held-state.ts';
+import { parseHeld, type HeldState } from '../shared/held-state.ts';
 
 /**
  * What a store records of a published version, beside its file: the version exists (can be
@@ -24,7 +24,7 @@ export interface VersionRecord {
   readonly files: readonly FileRef[];
   /** Its `version_info`, so machines without the file can list its facts. */
   readonly info?: VersionInfo;
-  /** Its quality profile (shared/quality-profile.ts); absent for a version of an older release. */
+  /** Its quality profile (versions/quality-profile.ts); absent for a version of an older release. */
   readonly profile?: QualityProfile;
   /**
    * Present while the version is held: built and stored but never served because its profile

@@ -1,8 +1,8 @@
 import { Redis } from 'ioredis';
-import type { Config } from './config.ts';
+import type { Config } from '../shared/config.ts';
 import { DirectoryVersionStore } from './directory-version-store.ts';
 import { LocalPublishLock } from './local-publish-lock.ts';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../shared/logger.ts';
 import { openVersionFileStore } from './open-version-store.ts';
 import { RedisPublishLock } from './redis-publish-lock.ts';
 import { RedisVersionPointer } from './redis-version-pointer.ts';

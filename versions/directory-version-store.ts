@@ -1,8 +1,8 @@
 import { copyFile, link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fsyncDir, fsyncFile, writeFileAtomic } from './atomic-write.ts';
-import { AppError, ErrorCodes } from './errors.ts';
+import { fsyncDir, fsyncFile, writeFileAtomic } from '../shared/atomic-write.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { fileNameOf, labelFromFileName } from './version-label.ts';
 import { PART_SUFFIX, type FilePart, type StoredFile, type VersionFileStore } from './version-file-store.ts';
 import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from './version-record.ts';

@@ -4,24 +4,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { parseVersionInfo } from './version-info.ts';
 import { fileNameOf, labelFromFileName, VERSION_FILE_SUFFIX } from './version-label.ts';
+import type { S3StoreSettings } from '../shared/config.ts';
 import { PART_SUFFIX, type FilePart, type StoredFile, type VersionFileStore } from './version-file-store.ts';
 import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from './version-record.ts';
-
-/** Where the store is and how to reach it (from VERSION_STORE and the S3_* / AWS_* settings). */
-export interface S3StoreSettings {
-  readonly bucket: string;
-  /** Key prefix without a trailing slash ('' for the bucket's root). */
-  readonly prefix: string;
-  /** For S3-compatible servers (MinIO, R2, ...); null for AWS itself. */
-  readonly endpoint: string | null;
-  readonly region: string;
-  readonly forcePathStyle: boolean;
-  /** Null: the SDK's default chain (instance roles, shared config files). */
-  readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | null;
-}
 
 /** Multipart parts of 64 MiB, 4 in flight: a multi-GB version uploads in parallel parts, with bounded memory (~256 MiB). */
 const PART_BYTES = 64 * 1024 * 1024;

@@ -2,7 +2,7 @@
  * The tables of a version file: the contract between ingest (which writes them) and the API
  * (which only reads them). Bump SCHEMA_VERSION on any change a reader must know about.
  */
-import { quoteIdent } from './sql.ts';
+import { quoteIdent } from '../shared/sql.ts';
 
 export const SCHEMA_VERSION = 6;
 

@@ -1,4 +1,4 @@
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
 import { retainAfter, type RetentionPlan } from './retention.ts';
 import type { VersionSite } from './version-site.ts';

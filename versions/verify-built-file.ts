@@ -1,7 +1,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { withReadOnly } from './duckdb-open.ts';
-import { AppError, ErrorCodes } from './errors.ts';
+import { withReadOnly } from '../shared/duckdb-open.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { readManifest } from './version-manifest.ts';
 import { TABLES } from './version-schema.ts';
 

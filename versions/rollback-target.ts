@@ -1,4 +1,4 @@
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 
 export interface RollbackTarget {
   readonly label?: string;
@@ -8,7 +8,7 @@ export interface RollbackTarget {
 /**
  * The label a rollback moves to among the retained versions (oldest first): `label`, or with
  * `previous` the version built just before the current one. One rule for one machine
- * and many alike (shared/rollback.ts).
+ * and many alike (versions/rollback.ts).
  * @throws AppError VERSION_NOT_FOUND
  */
 export function rollbackTarget(labels: readonly string[], current: string | null, target: RollbackTarget): string {

@@ -1,4 +1,4 @@
-import type { HeldState } from './held-state.ts';
+import type { HeldState } from '../shared/held-state.ts';
 import type { QualityProfile } from './quality-profile.ts';
 
 /**

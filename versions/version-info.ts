@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { withReadOnly } from './duckdb-open.ts';
+import { withReadOnly } from '../shared/duckdb-open.ts';
 import { TABLES } from './version-schema.ts';
 
 /**

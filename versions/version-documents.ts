@@ -11,7 +11,7 @@
  * - `m<YYYYMM>`: one month's patterns, every delivered column.
  * - `geometry`: every geometry column (none when the table holds only the key).
  */
-import { quoteIdent, quoteLiteral } from './sql.ts';
+import { quoteIdent, quoteLiteral } from '../shared/sql.ts';
 import { CORE_COLUMNS, WEEKLY_COLUMNS } from './version-schema.ts';
 
 export const DOCUMENT = { core: 'core', coreExtras: 'core_x', geometry: 'geometry' } as const;

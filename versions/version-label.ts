@@ -1,4 +1,4 @@
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 
 /**
  * A version label, `<epoch_seconds>__<year>_<month>`: when the file was built and the data

@@ -1,5 +1,5 @@
-import { withReadOnly } from './duckdb-open.ts';
-import { fileSha256 } from './file-sha256.ts';
+import { withReadOnly } from '../shared/duckdb-open.ts';
+import { fileSha256 } from '../shared/file-sha256.ts';
 import { S3VersionStore } from './s3-version-store.ts';
 import { readVersionInfoFrom } from './version-info.ts';
 import { TABLES, WHOLE_COPY_SCHEMAS } from './version-schema.ts';

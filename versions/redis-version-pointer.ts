@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { AppError, ErrorCodes } from './errors.ts';
-import type { Logger } from './logger.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
+import type { Logger } from '../shared/logger.ts';
 import { parseLabel } from './version-label.ts';
 import type { VersionPointer } from './version-pointer.ts';
 

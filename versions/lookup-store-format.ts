@@ -1,12 +1,12 @@
 /**
  * The layout of a look-up store: one lmdb file per immutable DuckDB file, holding the JSON
- * documents a look-up answers from that file (shared/version-documents.ts) keyed by placekey.
+ * documents a look-up answers from that file (versions/version-documents.ts) keyed by placekey.
  * Written by ingest (ingest/build/build-lookup-store.ts), read by the API (api/lookup/lookup-store.ts).
  *
  * Named databases: `places` (a record per placekey of any of the file's products, keys the
  * placekey's ASCII bytes, in byte order), from format 3 `extras` (a record per key of `places`
  * when the file has any of its columns), `absent` (the absence index that proves a miss:
- * shared/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
+ * versions/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
  *
  * Formats (the meta record's `format`; a reader reads all three):
  * - 1: `places` holds the spec's documents (`core`, `w<YYYYMMDD>`), stored as they are.

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import type { Logger } from './logger.ts';
+import type { Logger } from '../shared/logger.ts';
 import { parseLabel } from './version-label.ts';
 
 /** A web process that has not renewed its entry for this long is taken to be gone. */

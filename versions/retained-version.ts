@@ -1,4 +1,4 @@
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { parseLabel } from './version-label.ts';
 import type { VersionRecord } from './version-record.ts';
 import type { VersionSite } from './version-site.ts';

@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { AppError, ErrorCodes } from './errors.ts';
+import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { TABLES, WHOLE_COPY_SCHEMAS } from './version-schema.ts';
 
 /** The products a version is made of, each split into partitions: core and geometry whole, patterns by period. */
@@ -22,7 +22,7 @@ export interface Partition {
 export interface StoreDigest {
   readonly bytes: number;
   readonly sha256: string;
-  /** SHA-256 of its first pages (lmdb's meta pages), checked at every open: shared/lookup-store-head.ts. */
+  /** SHA-256 of its first pages (lmdb's meta pages), checked at every open: versions/lookup-store-head.ts. */
   readonly headSha256: string;
 }
 
