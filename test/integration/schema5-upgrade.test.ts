@@ -89,9 +89,9 @@ describe('schema-5 versions from an earlier release: served exactly, built on, r
 
   it('rolled back to 2022-03 it serves the captured answers again; rolled forward, 2022-04 its own', async () => {
     expect(next, 'the 2022-04 load').to.not.equal('');
-    expect(await rollback(siteOf(dataDir), { label: answers.labels['2022-03']! })).to.deep.equal({ from: next, to: answers.labels['2022-03'] });
+    expect(await rollback(siteOf(dataDir), { label: answers.labels['2022-03']! })).to.deep.equal({ from: next, to: answers.labels['2022-03'], retention: { expire: [], deleteFiles: [] } });
     await expectServed(answers.labels['2022-03']!, answers.cases, answers.cases.map((c) => c.answer));
-    expect(await rollback(siteOf(dataDir), { label: next })).to.deep.equal({ from: answers.labels['2022-03'], to: next });
+    expect(await rollback(siteOf(dataDir), { label: next })).to.deep.equal({ from: answers.labels['2022-03'], to: next, retention: { expire: [], deleteFiles: [] } });
     const { cases, expected } = nextCases();
     await expectServed(next, cases, expected);
   });
