@@ -1,9 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import { inspectOperation } from '../graphql/inspect-operation.ts';
 import type { KeyRateLimiter, RateDecision } from './key-rate-limiter.ts';
-import { requestParams } from '../graphql/request-params.ts';
+import { operationFacts } from './operation-facts.ts';
 import { requestState } from './request-state.ts';
 
 /**
@@ -27,7 +26,7 @@ function rateLimitHeaders(d: RateDecision, windowSeconds: number): Record<string
  * Past the limit: 429 RATE_LIMITED with Retry-After; every answer carries the RateLimit headers.
  */
 export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
-  return chargeRequests(limiter, (req) => Math.max(1, inspectOperation(requestParams(req), maxTokens).placekeys),
+  return chargeRequests(limiter, (req) => Math.max(1, operationFacts(req, maxTokens).placekeys),
     (cost, points, windowSeconds) => `This request asks for ${cost} Placekeys; the rate limit allows ${points} per ${windowSeconds} s`);
 }
 

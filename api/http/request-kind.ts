@@ -1,9 +1,8 @@
 import type { Request } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
-import { inspectRootFields } from '../graphql/inspect-operation.ts';
 import { ROOT_KINDS } from '../graphql/root-field.ts';
 import { servedRootFacts } from '../graphql/served-root-facts.ts';
-import { requestParams } from '../graphql/request-params.ts';
+import { operationFacts } from './operation-facts.ts';
 
 /**
  * What an API request asked for, as a bounded label: the kind of its root fields (one kind:
@@ -36,7 +35,7 @@ export function operationOf(req: Request, maxTokens: number): Operation | null {
   if (kind !== 'graphql') return kind;
   // A POST whose body was never parsed was refused first (key, content type, size).
   if (req.method !== 'GET' && req.body === undefined) return 'unknown';
-  const fields = inspectRootFields(requestParams(req), maxTokens);
+  const fields = operationFacts(req, maxTokens).rootFields;
   if (fields === null) return 'other';
   const named = fields.filter((f) => !f.startsWith('__'));
   if (named.length === 0) return 'introspection';

@@ -1,9 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../shared/logger.ts';
-import { inspectOperation } from '../graphql/inspect-operation.ts';
 import { operationOf, outcomeOf, type Operation, type Outcome } from './request-kind.ts';
-import { requestParams } from '../graphql/request-params.ts';
+import { operationFacts } from './operation-facts.ts';
 import { requestState } from './request-state.ts';
 
 /**
@@ -45,7 +44,7 @@ function recordOf(req: Request, res: Response, id: string, started: bigint, maxT
   const read = operation !== null && operation !== 'unknown';
   return {
     request_id: id, method: req.method, path: req.path.slice(0, MAX_LOGGED_PATH), operation, status: res.statusCode, outcome, code,
-    placekeys: read ? inspectOperation(requestParams(req), maxTokens).placekeys : 0,
+    placekeys: read ? operationFacts(req, maxTokens).placekeys : 0,
     rows: state.rowCount ?? null,
     version: state.lease?.version.label ?? null,
     ms: Number(process.hrtime.bigint() - started) / 1e6,

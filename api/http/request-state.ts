@@ -2,6 +2,16 @@ import type { Response } from 'express';
 import type { Lease } from '../lookup/served-versions.ts';
 import type { KeyIdentity } from './key-ring.ts';
 
+/** What a GraphQL request asks for, read from its document before GraphQL runs. */
+export interface OperationFacts {
+  /** `query`, `mutation` or `subscription`; null when the document does not parse or select one operation. */
+  readonly type: string | null;
+  /** Placekeys (and queries, and search rows) asked for: what the rate limit charges. */
+  readonly placekeys: number;
+  /** Names of the selected operation's root fields (inspectRootFields), null as for `type`. */
+  readonly rootFields: readonly string[] | null;
+}
+
 /**
  * What the middleware learns about a request for the steps after it, typed, in one place: set by
  * the step named beside each field, read by the later ones and by the request's log line.
@@ -11,6 +21,8 @@ export interface RequestState {
   keyDigest?: string;
   /** require-key.ts: the key's name and role. */
   key?: KeyIdentity;
+  /** operation-facts.ts (first asked by the rate limiter): what the GraphQL request asks for, derived once. */
+  operation?: OperationFacts;
   /** take-lease.ts: the request's hold on one version, released when the response closes. */
   lease?: Lease;
   /** The results the answer carries (`extensions.row_count`, or an export's rows), for the log and metrics. */
