@@ -13,6 +13,7 @@ import { readiness } from './http/readiness.ts';
 import type { KeyRing } from './http/key-ring.ts';
 import type { KeyRateLimiter } from './http/key-rate-limiter.ts';
 import { rateLimit } from './http/rate-limit.ts';
+import { readOperation } from './http/operation-facts.ts';
 import { requireKey } from './http/require-key.ts';
 import { observeRequests } from './http/request-observer.ts';
 import { buildV1Schema } from './graphql/v1/schema.ts';
@@ -86,7 +87,7 @@ export function createApp(options: AppOptions): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   const metrics = new ApiMetrics(options.store, options.catalog);
-  app.use(observeRequests(options.log, (record) => metrics.observe(record), options.maxTokens));
+  app.use(observeRequests(options.log, (record) => metrics.observe(record)));
   if (options.compressionMinBytes !== null) app.use(compress(options.compressionMinBytes));
   if (options.corsOrigins.length > 0) app.use(['/v1/graphql', '/v2/graphql', '/v1/export'], corsFor(options.corsOrigins));
   app.use((_req, res, next) => {
@@ -111,10 +112,11 @@ export function createApp(options: AppOptions): express.Express {
       requireKey(options.keys),
       transportGuard(),
       express.json({ limit: options.maxBodyBytes }),
-      bodyGuard(options.maxTokens),
+      bodyGuard(),
       variablesText(),
       persistedQueries(persisted),
-      ...(options.limiter ? [rateLimit(options.limiter, options.maxTokens)] : []),
+      readOperation(options.maxTokens),
+      ...(options.limiter ? [rateLimit(options.limiter)] : []),
       takeLease(options.store),
       graphqlRoute({ ...options, schema, currentLabel }));
   }

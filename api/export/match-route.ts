@@ -29,7 +29,7 @@ function lineOf(o: MatchOutcome, format: ExportFormat): string {
 
 /** Charges an upload one point a query, as batch_match does (at least one). */
 export function matchUploadCharge(limiter: KeyRateLimiter) {
-  return chargeRequests(limiter, (req) => Math.max(1, matchUploadOf(req.res!).queries.length),
+  return chargeRequests(limiter, (_req, res) => Math.max(1, matchUploadOf(res).queries.length),
     (cost, points, windowSeconds) => `This upload's ${cost} queries cost ${cost} points; the rate limit allows ${points} per ${windowSeconds} s: send fewer a request`);
 }
 

@@ -6,6 +6,7 @@ import {
 } from 'graphql';
 import type { RequestContext } from './request-context.ts';
 import { RAW_DOCUMENT } from '../lookup/stored-document.ts';
+import { walkFields } from './collect-fields.ts';
 
 /**
  * Thrown inside the compiled path for anything it does not reproduce exactly (a field error, a
@@ -42,33 +43,26 @@ function fallback(): never {
   throw FALLBACK;
 }
 
-/** The selections of a set grouped by response key, in first-seen order, as graphql-js merges them; null when it uses a directive. */
+/**
+ * The selections of a set grouped by response key, in first-seen order, as graphql-js merges
+ * them (walkFields: each fragment once); null when one uses a directive or a type condition
+ * other than `type` (graphql-js completes those).
+ */
 function groupFields(type: GraphQLObjectType, sets: readonly SelectionSetNode[], fragments: Record<string, FragmentDefinitionNode>): Map<string, FieldNode[]> | null {
-  const groups = new Map<string, FieldNode[]>();
-  const visit = (set: SelectionSetNode, seen: Set<string>): boolean => {
-    for (const sel of set.selections) {
-      if (sel.directives?.length) return false;
-      if (sel.kind === Kind.FIELD) {
-        const key = sel.alias?.value ?? sel.name.value;
-        const group = groups.get(key);
-        if (group) group.push(sel);
-        else groups.set(key, [sel]);
-      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        if (sel.typeCondition && sel.typeCondition.name.value !== type.name) return false;
-        if (!visit(sel.selectionSet, seen)) return false;
-      } else {
-        const fragment = fragments[sel.name.value];
-        if (!fragment || fragment.directives?.length || fragment.typeCondition.name.value !== type.name) return false;
-        // graphql-js expands a fragment once per selection set.
-        if (seen.has(sel.name.value)) continue;
-        seen.add(sel.name.value);
-        if (!visit(fragment.selectionSet, seen)) return false;
-      }
-    }
+  const fields = walkFields(sets, fragments, (node) => {
+    if (node.directives?.length) return false;
+    if (node.kind === Kind.INLINE_FRAGMENT) return !node.typeCondition || node.typeCondition.name.value === type.name;
+    if (node.kind === Kind.FRAGMENT_DEFINITION) return node.typeCondition.name.value === type.name;
     return true;
-  };
-  const seen = new Set<string>();
-  for (const set of sets) if (!visit(set, seen)) return null;
+  });
+  if (!fields) return null;
+  const groups = new Map<string, FieldNode[]>();
+  for (const field of fields) {
+    const key = field.alias?.value ?? field.name.value;
+    const group = groups.get(key);
+    if (group) group.push(field);
+    else groups.set(key, [field]);
+  }
   return groups;
 }
 

@@ -4,7 +4,7 @@ import {
 } from 'graphql';
 import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
-import type { GraphqlParams } from './request-params.ts';
+import type { RequestParams } from 'graphql-http';
 import { servedRootFacts } from './served-root-facts.ts';
 
 /** What the rate limiter and the transport checks need to know of a request, before GraphQL runs. */
@@ -128,6 +128,9 @@ function planOf(document: DocumentNode): Map<string, Plan> {
 
 /** The facts of each document's operations, derived once per document (the document cache keeps documents by text). */
 const facts = new WeakMap<DocumentNode, Map<string, Plan>>();
+
+/** The request's parameters as graphql-http reads them (unchecked here: a unit test passes anything). */
+type GraphqlParams = Partial<Record<keyof RequestParams, unknown>>;
 
 function planFor(params: GraphqlParams, maxTokens: number): Plan | undefined {
   if (typeof params.query !== 'string') return undefined;

@@ -3,6 +3,7 @@ import {
   type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode, type ValidationContext, type ASTVisitor,
 } from 'graphql';
 import { ErrorCodes } from '../../shared/errors.ts';
+import { collectFields } from './collect-fields.ts';
 import { withCode } from './with-code.ts';
 
 export interface QueryLimits {
@@ -36,10 +37,12 @@ export function parseWithLimits(query: string, limits: Pick<QueryLimits, 'maxTok
 
 interface Measure {
   depth: number;
+  /** Set when a selection lies deeper than the walk goes (the limit and one more level). */
+  deeper: boolean;
   aliases: number;
   /** Response keys of the root fields: fields GraphQL merges (same key) run once, so they count once. */
   rootFields: Set<string>;
-  /** Selections visited: fragments spread inside fragments can expand exponentially, so the walk is bounded. */
+  /** Fields visited: fragments spread inside fragments can expand exponentially, so the walk is bounded. */
   visits: number;
 }
 
@@ -54,28 +57,27 @@ const MAX_VISITS = 100_000;
 const SEARCH_WRAPPERS: readonly ReadonlySet<string>[] = [new Set(), new Set(['places', 'weekly_patterns']), new Set(['results']), new Set(['edges']), new Set(['node'])];
 
 /**
- * Depth, aliases and root fields of a selection set with fragments expanded (introspection not
- * counted). `stage`: how far below a /v2 search this set is (0: not in one, or past its node).
+ * Depth, aliases and root fields of a selection set, its fields collected as GraphQL merges them
+ * (collectFields: fragments expanded, each once per selection set), introspection not counted.
+ * The walk stops one level below `maxDepth` (what lies deeper is refused anyway, and a fragment
+ * that spreads itself below its own fields ends there). `stage`: how far below a /v2 search
+ * this set is (0: not in one, or past its node).
  */
-function measure(set: SelectionSetNode | undefined, fragments: Map<string, FragmentDefinitionNode>, level: number, path: Set<string>, acc: Measure, wrappedSearch: boolean, stage = 0): void {
-  for (const sel of set?.selections ?? []) {
+function measure(set: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, level: number, maxDepth: number, acc: Measure, wrappedSearch: boolean, stage = 0): void {
+  if (set === undefined) return;
+  if (level > maxDepth + 1) {
+    acc.deeper = true;
+    return;
+  }
+  for (const sel of collectFields(set, fragments)) {
     if (++acc.visits > MAX_VISITS) return;
-    if (sel.kind === Kind.FIELD) {
-      if (sel.name.value.startsWith('__')) continue;
-      if (sel.alias) acc.aliases++;
-      if (level === 1) acc.rootFields.add(sel.alias?.value ?? sel.name.value);
-      acc.depth = Math.max(acc.depth, level);
-      const wrapper = stage > 0 && SEARCH_WRAPPERS[stage]!.has(sel.name.value);
-      const next = level === 1 && wrappedSearch && sel.name.value === 'search' ? 1 : wrapper && stage < SEARCH_WRAPPERS.length - 1 ? stage + 1 : 0;
-      measure(sel.selectionSet, fragments, wrapper ? level : level + 1, path, acc, wrappedSearch, next);
-    } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-      measure(sel.selectionSet, fragments, level, path, acc, wrappedSearch, stage);
-    } else if (!path.has(sel.name.value)) {
-      // A fragment cycle is reported by the standard rules; here it just stops the walk.
-      path.add(sel.name.value);
-      measure(fragments.get(sel.name.value)?.selectionSet, fragments, level, path, acc, wrappedSearch, stage);
-      path.delete(sel.name.value);
-    }
+    if (sel.name.value.startsWith('__')) continue;
+    if (sel.alias) acc.aliases++;
+    if (level === 1) acc.rootFields.add(sel.alias?.value ?? sel.name.value);
+    acc.depth = Math.max(acc.depth, level);
+    const wrapper = stage > 0 && SEARCH_WRAPPERS[stage]!.has(sel.name.value);
+    const next = level === 1 && wrappedSearch && sel.name.value === 'search' ? 1 : wrapper && stage < SEARCH_WRAPPERS.length - 1 ? stage + 1 : 0;
+    measure(sel.selectionSet, fragments, wrapper ? level : level + 1, maxDepth, acc, wrappedSearch, next);
   }
 }
 
@@ -83,16 +85,18 @@ function measure(set: SelectionSetNode | undefined, fragments: Map<string, Fragm
 export function complexityRule(limits: QueryLimits) {
   return (context: ValidationContext): ASTVisitor => {
     const doc = context.getDocument();
-    const fragments = new Map(doc.definitions.filter((d) => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]));
+    const fragments: Record<string, FragmentDefinitionNode> = Object.create(null);
+    for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
     // /v2's search wraps its results in fixed levels; /v1's (a list of entries) does not.
     const search = context.getSchema().getQueryType()?.getFields()['search'];
     const wrappedSearch = search !== undefined && !isListType(getNullableType(search.type));
     return {
       OperationDefinition(node) {
-        const acc: Measure = { depth: 0, aliases: 0, rootFields: new Set(), visits: 0 };
-        measure(node.selectionSet, fragments, 1, new Set(), acc, wrappedSearch);
+        const acc: Measure = { depth: 0, deeper: false, aliases: 0, rootFields: new Set(), visits: 0 };
+        measure(node.selectionSet, fragments, 1, limits.maxDepth, acc, wrappedSearch);
         if (acc.visits > MAX_VISITS) context.reportError(tooComplex(`the operation expands to more than ${MAX_VISITS} selections`));
-        if (acc.depth > limits.maxDepth) context.reportError(tooComplex(`the operation is nested ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
+        if (acc.deeper) context.reportError(tooComplex(`the operation is nested more than ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
+        else if (acc.depth > limits.maxDepth) context.reportError(tooComplex(`the operation is nested ${acc.depth} levels deep; the limit is ${limits.maxDepth}`));
         if (acc.aliases > limits.maxAliases) context.reportError(tooComplex(`the operation uses ${acc.aliases} aliases; the limit is ${limits.maxAliases}`));
         if (acc.rootFields.size > limits.maxRootFields) context.reportError(tooComplex(`the operation has ${acc.rootFields.size} root fields; the limit is ${limits.maxRootFields}`));
       },

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { validate as graphqlValidate, type DocumentNode, type ExecutionResult, type GraphQLError, type GraphQLSchema } from 'graphql';
-import { createHandler, parseRequestParams, type Request as HttpRequest, type Response as HttpResponse } from 'graphql-http';
+import { createHandler, type Request as HttpRequest, type Response as HttpResponse } from 'graphql-http';
 import { ErrorCodes } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { makeCompiledExecute } from '../graphql/compiled-execute.ts';
@@ -16,6 +16,7 @@ import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
+import { readParams } from './operation-facts.ts';
 import type { VersionDiffFn } from '../graphql/request-context.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
@@ -97,12 +98,12 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     }),
     // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
     // was negotiated: they are answered in the negotiated type here, with the same status.
+    // graphql-http's reading of the parameters, done once by readOperation (the rate limiter and
+    // the log read the same), or here when the route runs without it.
     parseRequestParams: async (req) => {
-      try {
-        return await parseRequestParams(req as HttpRequest<unknown, unknown>);
-      } catch (err) {
-        return answer(req.headers, NOT_WELL_FORMED, { errors: [formatError(err as Error)] });
-      }
+      const raw = req.raw as Request;
+      const read = requestState(raw.res!).graphql ?? await readParams(raw);
+      return read.params ?? answer(req.headers, NOT_WELL_FORMED, { errors: [formatError(read.error)] });
     },
     onOperation: (req, args, result) => {
       const res = (req.context as { res: Response }).res;

@@ -1,21 +1,58 @@
-import type { Request } from 'express';
+import type { NextFunction, Request, Response } from 'express';
+import { parseRequestParams, type RequestParams } from 'graphql-http';
+import { ErrorCodes } from '../../shared/errors.ts';
+import { documentsFor } from '../graphql/document-cache.ts';
 import { inspectOperation, inspectRootFields } from '../graphql/inspect-operation.ts';
-import { requestParams } from '../graphql/request-params.ts';
-import { requestState, type OperationFacts } from './request-state.ts';
+import { sendError } from './error-body.ts';
+import { requestState, type OperationFacts, type ReadParams } from './request-state.ts';
+
+/** What a request refused before its operation was read is known to ask for: nothing. */
+export const UNREAD: OperationFacts = Object.freeze({ type: null, placekeys: 0, rootFields: null, document: null });
 
 /**
- * The request's operation facts, derived once and kept in its RequestState: the rate limiter
- * derives them (after persisted queries have filled the document in, so they are final) and the
- * request's log line and metrics read the same. A request refused before the rate limiter (or
- * served without one) derives them when its log line is written. A request object without its
- * response (a unit test's) derives them each time.
+ * graphql-http's own reading of a request's parameters (URL for GET, the parsed JSON body for
+ * POST), run once per request: its refusal (missing query, variables not an object) is kept
+ * for the GraphQL route to answer in the negotiated media type.
  */
-export function operationFacts(req: Request, maxTokens: number): OperationFacts {
-  const state = req.res ? requestState(req.res) : null;
-  if (state?.operation) return state.operation;
-  const params = requestParams(req);
+export async function readParams(req: Request): Promise<ReadParams> {
+  try {
+    const read = await parseRequestParams({ method: req.method, url: req.url, headers: req.headers, body: req.body as never, raw: req, context: null });
+    // A method or content type graphql-http refuses (a Response) was answered by the transport guard before.
+    return 'query' in read ? { params: read } : { error: new Error(read[1].statusText ?? 'Bad request') };
+  } catch (err) {
+    return { error: err as Error };
+  }
+}
+
+function factsOf(params: RequestParams | undefined, maxTokens: number): OperationFacts {
+  if (!params) return UNREAD;
   const { type, placekeys } = inspectOperation(params, maxTokens);
-  const facts: OperationFacts = { type, placekeys, rootFields: inspectRootFields(params, maxTokens) };
-  if (state) state.operation = facts;
-  return facts;
+  // The process's document cache: the same document object GraphQL then validates and executes.
+  const document = typeof params.query === 'string' ? documentsFor(maxTokens).tryParse(params.query) : null;
+  return { type, placekeys, rootFields: inspectRootFields(params, maxTokens), document };
+}
+
+/**
+ * Reads the request's GraphQL parameters and its operation's facts once, after persisted queries
+ * have filled the document in, and keeps both in its RequestState: the rate limiter, the GraphQL
+ * route, the log line and metrics read them there. A mutation over GET is refused here (405),
+ * as graphql-http would, with a code.
+ */
+export function readOperation(maxTokens: number) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    readParams(req).then((read) => {
+      const state = requestState(res);
+      state.graphql = read;
+      state.operation = factsOf(read.params, maxTokens);
+      if (req.method === 'GET' && state.operation.type === 'mutation') {
+        return sendError(res, 405, ErrorCodes.BAD_REQUEST, 'Cannot perform mutations over GET', { Allow: 'POST' });
+      }
+      next();
+    }, next);
+  };
+}
+
+/** The request's operation facts (UNREAD when it was refused before readOperation ran). */
+export function operationFacts(res: Response): OperationFacts {
+  return requestState(res).operation ?? UNREAD;
 }

@@ -25,8 +25,8 @@ function rateLimitHeaders(d: RateDecision, windowSeconds: number): Record<string
  * before running is what lets several processes never let more through than the limit.
  * Past the limit: 429 RATE_LIMITED with Retry-After; every answer carries the RateLimit headers.
  */
-export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
-  return chargeRequests(limiter, (req) => Math.max(1, operationFacts(req, maxTokens).placekeys),
+export function rateLimit(limiter: KeyRateLimiter) {
+  return chargeRequests(limiter, (_req, res) => Math.max(1, operationFacts(res).placekeys),
     (cost, points, windowSeconds) => `This request asks for ${cost} Placekeys; the rate limit allows ${points} per ${windowSeconds} s`);
 }
 
@@ -35,11 +35,11 @@ export function rateLimit(limiter: KeyRateLimiter, maxTokens: number) {
  * words the refusal of a request that costs more than a whole window (waiting cannot help it,
  * so it gets no Retry-After).
  */
-export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request) => number,
+export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request, res: Response) => number,
   overWindow: (cost: number, points: number, windowSeconds: number) => string) {
   const { points, windowSeconds } = limiter.settings;
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const cost = costOf(req);
+    const cost = costOf(req, res);
     let decision: RateDecision;
     try {
       decision = await limiter.take(requestState(res).keyDigest!, cost);

@@ -1,14 +1,16 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { ROOT_KINDS } from '../graphql/root-field.ts';
 import { servedRootFacts } from '../graphql/served-root-facts.ts';
 import { operationFacts } from './operation-facts.ts';
+import { requestState } from './request-state.ts';
 
 /**
  * What an API request asked for, as a bounded label: the kind of its root fields (one kind:
  * that field; several: `mixed`; only `__schema`/`__type`/`__typename`: `introspection`; a
  * document that does not parse, select one operation or name a known field: `other`), `export`
- * for the export endpoint, or `unknown` when it was refused before its body was read.
+ * for the export endpoint, or `unknown` when it was refused before its operation was read
+ * (readOperation: key, transport, body size, batched body, persisted-query miss).
  */
 export const OPERATIONS = [...ROOT_KINDS, 'export', 'introspection', 'mixed', 'other', 'unknown'] as const;
 export type Operation = (typeof OPERATIONS)[number];
@@ -30,12 +32,12 @@ function apiPath(req: Request): 'graphql' | 'export' | null {
 }
 
 /** The operation of an API request (see OPERATIONS), or null when the request is not to the API. */
-export function operationOf(req: Request, maxTokens: number): Operation | null {
+export function operationOf(req: Request, res: Response): Operation | null {
   const kind = apiPath(req);
   if (kind !== 'graphql') return kind;
-  // A POST whose body was never parsed was refused first (key, content type, size).
-  if (req.method !== 'GET' && req.body === undefined) return 'unknown';
-  const fields = operationFacts(req, maxTokens).rootFields;
+  const state = requestState(res);
+  if (!state.graphql) return 'unknown';
+  const fields = operationFacts(res).rootFields;
   if (fields === null) return 'other';
   const named = fields.filter((f) => !f.startsWith('__'));
   if (named.length === 0) return 'introspection';

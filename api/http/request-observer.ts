@@ -37,14 +37,13 @@ function requestId(req: Request): string {
   return incoming !== undefined && REQUEST_ID_RE.test(incoming) ? incoming : randomUUID();
 }
 
-function recordOf(req: Request, res: Response, id: string, started: bigint, maxTokens: number): RequestRecord {
-  const operation = operationOf(req, maxTokens);
+function recordOf(req: Request, res: Response, id: string, started: bigint): RequestRecord {
+  const operation = operationOf(req, res);
   const state = requestState(res);
   const { outcome, code } = outcomeOf(res.statusCode, state.errorCode, res.writableFinished);
-  const read = operation !== null && operation !== 'unknown';
   return {
     request_id: id, method: req.method, path: req.path.slice(0, MAX_LOGGED_PATH), operation, status: res.statusCode, outcome, code,
-    placekeys: read ? operationFacts(req, maxTokens).placekeys : 0,
+    placekeys: operationFacts(res).placekeys,
     rows: state.rowCount ?? null,
     version: state.lease?.version.label ?? null,
     ms: Number(process.hrtime.bigint() - started) / 1e6,
@@ -55,14 +54,14 @@ function recordOf(req: Request, res: Response, id: string, started: bigint, maxT
  * Gives each request an id (echoed in `x-request-id`) and, when it ends, writes one JSON log
  * line and hands the same record to `observe` (metrics).
  */
-export function observeRequests(log: Logger, observe: (record: RequestRecord) => void, maxTokens: number) {
+export function observeRequests(log: Logger, observe: (record: RequestRecord) => void) {
   return (req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     const id = requestId(req);
     res.set('x-request-id', id);
     // 'close' fires after 'finish', and also when the client goes away first.
     res.once('close', () => {
-      const record = recordOf(req, res, id, started, maxTokens);
+      const record = recordOf(req, res, id, started);
       // Probes and scrapes come every few seconds: their lines would drown the rest.
       if (PROBES.has(req.path)) return log.debug(record, 'request');
       log.info(record, 'request');

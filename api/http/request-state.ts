@@ -1,4 +1,6 @@
 import type { Response } from 'express';
+import type { DocumentNode } from 'graphql';
+import type { RequestParams } from 'graphql-http';
 import type { Lease } from '../lookup/served-versions.ts';
 import type { KeyIdentity } from './key-ring.ts';
 
@@ -10,7 +12,12 @@ export interface OperationFacts {
   readonly placekeys: number;
   /** Names of the selected operation's root fields (inspectRootFields), null as for `type`. */
   readonly rootFields: readonly string[] | null;
+  /** The parsed document (from the process's document cache: the one GraphQL executes), null as for `type`. */
+  readonly document: DocumentNode | null;
 }
+
+/** graphql-http's reading of the request's parameters: the parameters, or why they are refused. */
+export type ReadParams = { readonly params: RequestParams; readonly error?: undefined } | { readonly params?: undefined; readonly error: Error };
 
 /**
  * What the middleware learns about a request for the steps after it, typed, in one place: set by
@@ -21,7 +28,9 @@ export interface RequestState {
   keyDigest?: string;
   /** require-key.ts: the key's name and role. */
   key?: KeyIdentity;
-  /** operation-facts.ts (first asked by the rate limiter): what the GraphQL request asks for, derived once. */
+  /** operation-facts.ts (readOperation, after persisted queries): the GraphQL parameters, read once. */
+  graphql?: ReadParams;
+  /** operation-facts.ts (readOperation): what the GraphQL request asks for, derived once from `graphql`. */
   operation?: OperationFacts;
   /** take-lease.ts: the request's hold on one version, released when the response closes. */
   lease?: Lease;

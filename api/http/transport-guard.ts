@@ -3,41 +3,39 @@ import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { createHandler, parseRequestParams, type Request as HttpRequest, type Response as HttpResponse, type ResponseInit } from 'graphql-http';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import { inspectOperation } from '../graphql/inspect-operation.ts';
-import { requestParams } from '../graphql/request-params.ts';
 
 /** What graphql-http's request checks see: the method, URL and headers; the body is not read yet. */
 function unreadRequest(req: Request): HttpRequest<Request, null> {
   return { method: req.method, url: req.url, headers: req.headers, body: () => '{}', raw: req, context: null };
 }
 
-/** Returned by the probe's own parseRequestParams: graphql-http's checks before it passed. */
+/** Returned by the probe's parseRequestParams: the probe asks graphql-http about Accept alone. */
 const PASSED: HttpResponse = [null, { status: 200, statusText: 'OK' }];
 
 /**
- * graphql-http's handler run only as far as its request checks: its Accept negotiation (406),
- * then (our parseRequestParams) graphql-http's own parseRequestParams for the method (405) and
- * Content-Type (415). Nothing is parsed or executed: the schema is never reached.
+ * graphql-http's handler run only as far as its Accept negotiation (406): its parameters are
+ * not read (refusalOf has asked graphql-http's parseRequestParams already), nothing is parsed
+ * or executed, the schema is never reached.
  */
-const probe = createHandler<Request, null>({
+const acceptProbe = createHandler<Request, null>({
   schema: new GraphQLSchema({ query: new GraphQLObjectType({ name: 'Query', fields: { _: { type: GraphQLString } } }) }),
-  parseRequestParams: async (req) => {
-    // Throws only for a GET whose URL does not parse, which graphql-http answers itself later.
-    const checked = await parseRequestParams(req).catch(() => null);
-    return Array.isArray(checked) ? checked : PASSED;
-  },
+  parseRequestParams: () => PASSED,
 });
 
 /**
  * What graphql-http would refuse with an empty body, in the order this API has always answered
  * them: the method (405), then Accept (406), then Content-Type (415); null when it would not.
+ * graphql-http's parseRequestParams runs once here, on the unread request (its other refusals,
+ * of the body, come after the body is read: readOperation).
  */
 async function refusalOf(req: Request): Promise<ResponseInit | null> {
   const request = unreadRequest(req);
+  // Throws only when the (empty) parameters are refused, or a GET's URL does not parse: answered later.
   const checked = await parseRequestParams(request).catch(() => null);
-  if (Array.isArray(checked) && checked[1].status === 405) return checked[1];
-  const [, init] = await probe(request);
-  return init.status === 200 ? null : init;
+  const refused = Array.isArray(checked) ? checked[1] : null;
+  if (refused?.status === 405) return refused;
+  const [, init] = await acceptProbe(request);
+  return init.status === 200 ? refused : init;
 }
 
 /**
@@ -63,18 +61,12 @@ export function transportGuard() {
 
 /**
  * After the body is parsed: a JSON array (batched operations) is refused, since one response
- * must name one version and carry one row count; a mutation over GET gets 405 with a code.
+ * must name one version and carry one row count.
  */
-export function bodyGuard(maxTokens: number) {
+export function bodyGuard() {
   return (req: Request, res: Response, next: NextFunction): void => {
     if (Array.isArray(req.body)) {
       return sendError(res, 400, ErrorCodes.BAD_REQUEST, 'Batched operations (a JSON array) are not supported: send one operation per request');
-    }
-    if (req.method === 'GET') {
-      const { type } = inspectOperation(requestParams(req), maxTokens);
-      if (type === 'mutation') {
-        return sendError(res, 405, ErrorCodes.BAD_REQUEST, 'Cannot perform mutations over GET', { Allow: 'POST' });
-      }
     }
     next();
   };
