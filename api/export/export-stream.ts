@@ -17,8 +17,12 @@ function fetchNext(result: DuckDBResult): Promise<Fetched> {
   return result.fetchChunk().then((chunk) => ({ chunk }), (error: unknown) => ({ error }));
 }
 
-/** Resolves true when the response can take more (or is gone), false when it took nothing for `stallMs`. */
-function drained(res: Response, stallMs: number): Promise<boolean> {
+/**
+ * After a write the response did not take at once: resolves true when it can take more (or is
+ * gone), false when it took nothing for `stallMs` (the client is then cut off). Every streamed
+ * answer waits through this one rule: the exports and the match upload (match-route.ts).
+ */
+export function drained(res: Response, stallMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const done = (ok: boolean) => {
       clearTimeout(timer);

@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import { once } from 'node:events';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { csvField } from '../../shared/csv-field.ts';
@@ -11,6 +10,7 @@ import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
 import type { ExportFormat } from './export-query.ts';
+import { drained, type StreamOutcome } from './export-stream.ts';
 import { matchUploadOf } from './match-upload.ts';
 
 const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
@@ -57,7 +57,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
     // The version stays open while the answer streams, whatever becomes of the response's lease.
     version.retain();
     let rows = 0;
-    let outcome = 'complete';
+    let outcome: StreamOutcome | 'failed' = 'complete';
     try {
       res.status(200).set({
         'Content-Type': CONTENT_TYPES[upload.format],
@@ -75,14 +75,14 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
         }
         for (const o of outcomes) text += lineOf(o, upload.format);
         rows += outcomes.length;
-        if (!res.write(text)) {
-          const stalled = AbortSignal.timeout(stallMs);
-          await once(res, 'drain', { signal: stalled }).catch(() => undefined);
-          if (stalled.aborted || res.destroyed) {
-            outcome = res.destroyed ? 'client_closed' : 'stalled';
-            res.destroy();
-            break;
-          }
+        if (!res.write(text) && !(await drained(res, stallMs))) {
+          outcome = 'client_stalled';
+          res.destroy();
+          break;
+        }
+        if (res.destroyed) {
+          outcome = 'client_closed';
+          break;
         }
         text = '';
       }

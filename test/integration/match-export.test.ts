@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import net from 'node:net';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
@@ -112,6 +114,49 @@ describe('bulk matching through the export path: POST /v1/export/match', functio
   it('an empty upload answers no lines (CSV: the header alone)', async () => {
     expect(await upload('').then((r) => [r.status, r.text])).to.deep.equal([200, '']);
     expect(await upload('\n\n', '?format=csv').then((r) => [r.status, r.text])).to.deep.equal([200, 'query_id,placekey,confidence,matched_on\r\n']);
+  });
+
+  it('a client that stops reading for EXPORT_STALL_MS is cut off: a failed transfer, logged client_stalled, its slot freed', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>); done(); } });
+    const strict = await startServer(testConfig(path.join(dir, 'data'), { EXPORT_STALL_MS: '300', EXPORT_CONCURRENCY: '1', MATCH_UPLOAD_MAX_QUERIES: '16000' }),
+      createLogger('info', 'test', sink));
+    try {
+      // About 16 MB of answers (each echoes its 900-character query_id): more than the sockets hold.
+      const queries = Array.from({ length: 16_000 }, (_, i) => ({ ...QUERIES[1]!, query_id: `${i}-`.padEnd(900, 'x') }));
+      // A raw client that reads the answer's first bytes and then nothing: what the server has
+      // written is left in the sockets' buffers (fetch would read on into its own).
+      const { hostname, port } = new URL(strict.url);
+      const socket = net.connect(Number(port), hostname);
+      const body = Buffer.from(ndjson(queries));
+      socket.write(Buffer.concat([Buffer.from(`POST /v1/export/match HTTP/1.1\r\nHost: ${hostname}:${port}\r\napikey: ${TEST_KEY}\r\n`
+        + `Content-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`), body]));
+      const first = await new Promise<Buffer>((resolve) => socket.once('data', resolve));
+      socket.pause();
+      expect(first.toString('latin1').split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
+      const deadline = Date.now() + 60_000;
+      while (!lines.some((l) => l['msg'] === 'export')) {
+        if (Date.now() > deadline) throw new Error('the upload was never logged');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const logged = lines.find((l) => l['msg'] === 'export')!;
+      expect({ export: logged['export'], outcome: logged['outcome'], queries: logged['queries'] }).to.deep.equal({ export: 'match', outcome: 'client_stalled', queries: 16_000 });
+      expect(logged['rows']).to.be.below(16_000);
+      // Cut off: reading on, the client gets what was buffered and then the connection's end, never the last chunk.
+      const rest: Buffer[] = [first];
+      await new Promise<void>((resolve) => {
+        socket.on('data', (d: Buffer) => rest.push(d)).on('error', () => resolve()).on('close', () => resolve());
+        socket.resume();
+      });
+      expect(Buffer.concat(rest).toString('latin1').endsWith('0\r\n\r\n')).to.equal(false);
+      // The slot is free again: the next upload is answered whole.
+      const next = await fetch(`${strict.url}/v1/export/match`, {
+        method: 'POST', headers: { apikey: TEST_KEY, 'content-type': 'application/x-ndjson' }, body: ndjson(QUERIES),
+      });
+      expect([next.status, parseNdjson(await next.text())]).to.deep.equal([200, await batchMatch(QUERIES)]);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('charges one rate-limit point a query, as batch_match does', async () => {
