@@ -80,7 +80,13 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
   const validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   const handle = createHandler<Request, { res: Response; raw: RawDocuments }, RequestContext>({
     schema: options.schema,
-    parse: (query) => documents.parse(typeof query === 'string' ? query : query.body),
+    // The document readOperation parsed for this request (carried in its RequestState), else the cache's.
+    parse: (query) => {
+      const text = typeof query === 'string' ? query : query.body;
+      const res = answering.getStore();
+      const read = res ? requestState(res).operation?.document : null;
+      return read && read.loc?.source.body === text ? read : documents.parse(text);
+    },
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
     validate: (schema, document, rules) => {
       let errors = validated.get(document);
