@@ -28,7 +28,7 @@ import { PersistedQueries, persistedQueries } from './http/persisted-queries.ts'
 import { variablesText } from './http/variables-text.ts';
 import type { VersionCatalog } from './versions/version-catalog.ts';
 import { takeLease } from './http/take-lease.ts';
-import type { ServedVersions } from './lookup/served-versions.ts';
+import type { ServedVersions } from './versions/served-versions.ts';
 import type { VersionDiffFn } from './graphql/request-context.ts';
 import { holdRoutes, type HoldActions } from './pages/hold-routes.ts';
 

@@ -8,7 +8,7 @@ import { HttpDrain } from './http/http-drain.ts';
 import { KeyRing } from './http/key-ring.ts';
 import { KeyRateLimiter } from './http/key-rate-limiter.ts';
 import { VersionCatalog } from './versions/version-catalog.ts';
-import { ServedVersions } from './lookup/served-versions.ts';
+import { ServedVersions } from './versions/served-versions.ts';
 import { LoadJobReader } from '../shared/load-job-reader.ts';
 import { rollback } from '../versions/rollback.ts';
 import { diffVersions } from '../versions/diff/diff-versions.ts';
@@ -16,7 +16,7 @@ import { discardHeld, publishHeld } from '../versions/publish-held.ts';
 import { adoptWholeCopies } from '../versions/adopt-whole-copies.ts';
 import { localSite } from '../versions/open-version-site.ts';
 import type { VersionSite } from '../versions/version-site.ts';
-import { VersionFiles } from './versions/version-file-set.ts';
+import { VersionFiles } from './lookup/version-file-set.ts';
 import { OpenStores } from './lookup/open-stores.ts';
 
 export interface RunningServer {

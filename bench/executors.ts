@@ -7,7 +7,7 @@ import { buildV1Schema } from '../api/graphql/v1/schema.ts';
 import { RawDocuments } from '../api/http/raw-documents.ts';
 import { OpenStores } from '../api/lookup/open-stores.ts';
 import { ServedVersion } from '../api/lookup/served-version.ts';
-import { VersionFiles } from '../api/versions/version-file-set.ts';
+import { VersionFiles } from '../api/lookup/version-file-set.ts';
 import { VersionCatalog } from '../api/versions/version-catalog.ts';
 import { DirectoryVersionStore } from '../versions/directory-version-store.ts';
 import { createLogger } from '../shared/logger.ts';

@@ -19,7 +19,7 @@ function keys(prefix: string, label = '') {
  * 2 s within which every process must switch, so a version is staged before the pointer moves:
  * the publisher announces it on `<prefix>:staged`, each live web process (a member of the sorted
  * set `<prefix>:web`, renewed every 2 s) downloads and proves its files and their look-up stores
- * into its cache (api/lookup/served-versions.ts `stage`) and adds itself to
+ * into its cache (api/versions/served-versions.ts `stage`) and adds itself to
  * `<prefix>:cached:<label>`, and only then does the publisher move the pointer (see
  * waitUntilFleetCached). The switch itself is then an open of local files.
  */

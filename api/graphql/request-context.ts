@@ -1,7 +1,7 @@
 import type { DiffPaging, VersionDiff } from '../../versions/diff/version-diff-types.ts';
 import type { Found } from '../lookup/lookup-queries.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
-import type { Lease } from '../lookup/served-versions.ts';
+import type { Lease } from '../versions/served-versions.ts';
 
 /** What each resolver sees of its request. */
 /** What answers `version_diff` (the diff of two retained versions, a page of it). */

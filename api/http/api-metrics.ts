@@ -4,7 +4,7 @@ import { parseLabel } from '../../versions/version-label.ts';
 import { readLoadFigures, type ProductFigures } from '../versions/load-figures.ts';
 import type { RequestRecord } from './request-observer.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
-import type { ServedVersions } from '../lookup/served-versions.ts';
+import type { ServedVersions } from '../versions/served-versions.ts';
 
 /** Seconds: look-ups take milliseconds; the top buckets catch exports and stalls. */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

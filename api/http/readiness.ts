@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { ServedVersions } from '../lookup/served-versions.ts';
+import type { ServedVersions } from '../versions/served-versions.ts';
 
 /**
  * GET /readyz: whether this process serves a version, and what it cannot serve of it.

@@ -1,7 +1,7 @@
 import type { Response } from 'express';
 import type { DocumentNode } from 'graphql';
 import type { RequestParams } from 'graphql-http';
-import type { Lease } from '../lookup/served-versions.ts';
+import type { Lease } from '../versions/served-versions.ts';
 import type { KeyIdentity } from './key-ring.ts';
 
 /** What a GraphQL request asks for, read from its document before GraphQL runs. */

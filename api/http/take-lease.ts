@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
-import type { Lease, ServedVersions } from '../lookup/served-versions.ts';
+import type { Lease, ServedVersions } from '../versions/served-versions.ts';
 import { requestState } from './request-state.ts';
 
 /** The header that pins a request to a retained version (see docs/api.md, Dataset versions). */

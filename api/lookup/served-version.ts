@@ -13,7 +13,7 @@ import type { LookupStore } from './lookup-store.ts';
 import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
 import { unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
-import type { VersionFileSet } from '../versions/version-file-set.ts';
+import type { VersionFileSet } from './version-file-set.ts';
 import { MATCH_TABLE } from '../../shared/matching/match-index.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
 

@@ -1,6 +1,6 @@
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import type { PartitionRoutes } from '../../versions/version-manifest.ts';
-import type { UnavailableFile } from '../versions/version-file-set.ts';
+import type { UnavailableFile } from './version-file-set.ts';
 
 /** What a request reads of a version, by partition. */
 export interface NeededData {

@@ -8,7 +8,7 @@ import type { KeyRing } from '../http/key-ring.ts';
 import { requestState } from '../http/request-state.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
-import type { ServedVersions } from '../lookup/served-versions.ts';
+import type { ServedVersions } from '../versions/served-versions.ts';
 
 /** What an operator may do with a version the publish guards held (versions/publish-held.ts, bound to the site). */
 export interface HoldActions {

@@ -8,7 +8,7 @@ import type { KeyRing } from '../http/key-ring.ts';
 import { requireKey } from '../http/require-key.ts';
 import { requireRole } from '../http/require-role.ts';
 import type { DatasetVersion, VersionCatalog, VersionQualityFacts, VersionStorage } from '../versions/version-catalog.ts';
-import type { RefusedVersion, ServedVersions } from '../lookup/served-versions.ts';
+import type { RefusedVersion, ServedVersions } from '../versions/served-versions.ts';
 import { requestState } from '../http/request-state.ts';
 
 /** Moves the served version back to `label` (versions/rollback.ts, bound to the data folder). */

@@ -3,7 +3,7 @@ import { localSite } from '../../versions/open-version-site.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { ServedVersion, type ServeOptions } from '../../api/lookup/served-version.ts';
-import { VersionFiles } from '../../api/versions/version-file-set.ts';
+import { VersionFiles } from '../../api/lookup/version-file-set.ts';
 
 /** Opens a retained version of one machine's DATA_DIR as the web process does: its files proved, attached, routed. */
 export async function openVersion(dataDir: string, label: string, options: ServeOptions): Promise<ServedVersion> {

@@ -2,8 +2,8 @@ import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import type { VersionPointer } from '../../versions/version-pointer.ts';
 import { parseLabel } from '../../versions/version-label.ts';
-import { ServedVersion, type ServeOptions } from './served-version.ts';
-import type { VersionFileSet, VersionFiles } from '../versions/version-file-set.ts';
+import { ServedVersion, type ServeOptions } from '../lookup/served-version.ts';
+import type { VersionFileSet, VersionFiles } from '../lookup/version-file-set.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
 export interface Lease {
