@@ -7,7 +7,7 @@ import { convertToUtf8 } from './convert-text.ts';
 import { CSV_LIMITS, type CsvDialect } from './csv-header.ts';
 import { cutLongRecords, type CsvRecords } from './csv-records.ts';
 import { CsvTextScan, type CsvText } from './csv-text-scan.ts';
-import type { DropReader, FileHeader, StageRead } from './drop-reader.ts';
+import { textOf, type DropReader, type FileHeader, type StageRead } from './drop-reader.ts';
 import { fileFacts } from './file-facts.ts';
 import type { OpenedFile } from './open-drop.ts';
 import { checkRecordCounts, dropRejectTables, keepLongRecords, keepOpenQuotesAtEnd, keepRejects, quotesMisread } from './reader-rejects.ts';
@@ -79,8 +79,8 @@ export const csvReader: DropReader = {
     const types = new Map([...columns.keys()].map((key) => [key, 'VARCHAR']));
     const cut = await withoutLongRecords(readPath, compression === 'gzip', readPath !== source.readPath, header.dialect, text.records!, path.join(workDir, `cut-${index}.csv`));
     return {
-      readPath: cut.readPath, compression: cut.readPath === readPath ? compression : 'none', records: cut.records,
-      encoding, dialect: header.dialect, fieldCount: header.names.length, columns, types, ignored,
+      readPath: cut.readPath, compression: cut.readPath === readPath ? compression : 'none',
+      text: { records: cut.records, encoding, dialect: header.dialect, fieldCount: header.names.length }, columns, types, ignored,
     };
   },
 
@@ -92,8 +92,8 @@ export const csvReader: DropReader = {
    * ingest/drop/reader-rejects.ts `quotesMisread`).
    */
   readerSql(file, sourceColumn, rejects, parallel) {
-    const { delimiter, newline } = file.dialect!;
-    const columns = Array.from({ length: file.fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
+    const { dialect: { delimiter, newline }, fieldCount } = textOf(file);
+    const columns = Array.from({ length: fieldCount }, (_, i) => `'c${i}': 'VARCHAR'`).join(', ');
     return `read_csv($files, header = true, auto_detect = false, compression = ${quoteLiteral(file.compression)}, delim = ${quoteLiteral(delimiter)}, quote = '"', escape = '"',
     new_line = ${NEWLINE_SQL[newline]}, columns = {${columns}}, max_line_size = ${CSV_LIMITS.maxLineBytes},
     store_rejects = true, rejects_table = ${quoteLiteral(rejects.errors)}, rejects_scan = ${quoteLiteral(rejects.scans)}, filename = ${quoteLiteral(sourceColumn)}${parallel ? '' : ', parallel = false'})`;
@@ -120,7 +120,10 @@ export const csvReader: DropReader = {
     await checkRecordCounts(conn, table, product, group);
   },
 
-  lineSpans: (file, records) => recordSpans(file.readPath, records, file.dialect!.delimiter, file.compression === 'gzip'),
+  lineSpans: (file, records) => recordSpans(file.readPath, records, textOf(file).dialect.delimiter, file.compression === 'gzip'),
 
-  reportFacts: (file) => ({ encoding: file.encoding!, delimiter: file.dialect!.delimiter, newline: file.dialect!.newline === '\n' ? 'LF' : 'CRLF' }),
+  reportFacts: (file) => {
+    const { encoding, dialect } = textOf(file);
+    return { encoding, delimiter: dialect.delimiter, newline: dialect.newline === '\n' ? 'LF' : 'CRLF' };
+  },
 };

@@ -15,6 +15,18 @@ import type { TextEncoding } from './text-encoding.ts';
  */
 export type FileProducts = 'core' | 'weekly' | 'combined' | 'monthly' | 'core+monthly' | 'geometry';
 
+/** What the CSV family's reader finds of a file's text, for its own reads and the report. */
+export interface TextFileFacts {
+  /** Its records as DuckDB splits them, and those over the line limit (offsets in `readPath`). */
+  readonly records: CsvRecords;
+  /** Its encoding as delivered. */
+  readonly encoding: TextEncoding;
+  /** Its dialect, from its header line. */
+  readonly dialect: CsvDialect;
+  /** Its header fields, named `c0`, `c1`, ... by the reader. */
+  readonly fieldCount: number;
+}
+
 /** What a reader finds of a file before DuckDB reads its rows (DropReader.readHeader). */
 export interface FileHeader {
   /**
@@ -25,14 +37,8 @@ export interface FileHeader {
   readonly readPath: string;
   /** How `readPath` is compressed (named, since it has no `.gz` to tell). */
   readonly compression: 'gzip' | 'none';
-  /** A CSV file's records as DuckDB splits them, and those over the line limit (offsets in `readPath`); null for Parquet. */
-  readonly records: CsvRecords | null;
-  /** A CSV file's encoding as delivered (null for Parquet). */
-  readonly encoding: TextEncoding | null;
-  /** A CSV file's dialect, from its header line (null for Parquet). */
-  readonly dialect: CsvDialect | null;
-  /** A CSV file's header fields, named `c0`, `c1`, ... by the reader (0 for Parquet). */
-  readonly fieldCount: number;
+  /** What a text (CSV family) file's reader found of it; null for a format read typed (Parquet). */
+  readonly text: TextFileFacts | null;
   /**
    * Lower-cased, trimmed header name -> the reader's column to select: `c<i>` for CSV (names
    * from a drop never reach the reader's SQL), the name as delivered for Parquet (quoted).
@@ -122,4 +128,10 @@ export interface DropReader {
   lineSpans(file: DropFile, records: readonly { offset: number; newlines: number | null }[]): Promise<{ line: number; endLine: number }[]>;
   /** What the load report says of the file beyond its name, size and hash (its encoding, delimiter, newline). */
   reportFacts(file: DropFile): { encoding?: TextEncoding; delimiter?: string; newline?: 'LF' | 'CRLF' };
+}
+
+/** A text file's facts, for the CSV family's own steps (a file of a format read typed has none: a caller's error). */
+export function textOf(file: FileHeader & { readonly path?: string }): TextFileFacts {
+  if (file.text === null) throw new Error(`${file.path ?? file.readPath} is not a text file`);
+  return file.text;
 }

@@ -64,7 +64,7 @@ export const parquetReader: DropReader = {
 
   async readHeader(conn, { source }) {
     const { columns, types, ignored } = await parquetColumns(conn, source, path.basename(source.path));
-    return { readPath: source.readPath, compression: 'none', records: null, encoding: null, dialect: null, fieldCount: 0, columns, types, ignored };
+    return { readPath: source.readPath, compression: 'none', text: null, columns, types, ignored };
   },
 
   // No hive partitioning: a folder named `region=ZZ` must not overwrite the file's own `region`

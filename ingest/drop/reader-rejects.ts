@@ -1,7 +1,7 @@
 import { BIGINT, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBListValue } from '@duckdb/node-api';
 import path from 'node:path';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { DropFile, RejectTables } from './drop-reader.ts';
+import { textOf, type DropFile, type RejectTables } from './drop-reader.ts';
 import type { Product, RejectedLine } from './load-report.ts';
 import { openQuoteAtEnd } from './record-spans.ts';
 import { READER_PRIORITY_SQL, READER_REASON_SQL, type RejectReason } from './validation-rules.ts';
@@ -69,7 +69,7 @@ export async function quotesMisread(conn: DuckDBConnection): Promise<boolean> {
  */
 export async function keepOpenQuotesAtEnd(conn: DuckDBConnection, product: Product, read: readonly { readonly file: DropFile; readonly index: number }[]): Promise<void> {
   for (const { file, index } of read) {
-    const offset = await openQuoteAtEnd(file.readPath, file.dialect!.delimiter, file.compression === 'gzip');
+    const offset = await openQuoteAtEnd(file.readPath, textOf(file).dialect.delimiter, file.compression === 'gzip');
     if (offset === null) continue;
     // DuckDB's offset of a record is its first byte or the one after (ingest/drop/record-spans.ts).
     await conn.run(`INSERT INTO ${READER_REJECTS} SELECT $product, $index, $offset, NULL, 'UNQUOTED VALUE', 'Value with unterminated quote found at the end of the file'
@@ -86,7 +86,7 @@ export async function keepOpenQuotesAtEnd(conn: DuckDBConnection, product: Produ
  */
 export async function keepLongRecords(conn: DuckDBConnection, product: Product, read: readonly { readonly file: DropFile; readonly index: number }[]): Promise<void> {
   for (const { file, index } of read) {
-    for (const record of file.records?.long ?? []) {
+    for (const record of textOf(file).records.long) {
       const [type, message] = record.unterminated
         ? ['UNQUOTED VALUE', 'Value with unterminated quote found (a record over the line limit, cut out before reading)']
         : ['LINE SIZE OVER MAXIMUM', 'Record over the line limit (cut out before reading)'];
@@ -114,7 +114,7 @@ export async function checkRecordCounts(conn: DuckDBConnection, table: string, p
     const { file } = read.find((g) => g.index === Number(r['file_idx']))!;
     const staged = Number(r['staged']);
     const rejected = Number(r['rejected']);
-    const records = file.records!.count - 1;
+    const records = textOf(file).records.count - 1;
     if (staged + rejected === records) continue;
     throw new AppError(ErrorCodes.BAD_DROP, `${path.basename(file.path)}: the CSV reader's account of the file (${staged} rows read, ${rejected} rejected, reading ${product}) does not add up to its ${records} records after the header: refused rather than loaded with records unaccounted for`);
   }

@@ -180,7 +180,7 @@ function sameShapeGroups(layout: ProductLayout): StageFile[][] {
   const groups: StageFile[][] = [];
   let lastKey: string | null = null;
   for (const f of layout.files) {
-    const key = JSON.stringify([f.file.reader.format, f.file.compression, f.file.dialect, f.file.fieldCount, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
+    const key = JSON.stringify([f.file.reader.format, f.file.compression, f.file.text?.dialect ?? null, f.file.text?.fieldCount ?? 0, [...f.file.columns], [...f.file.types], f.onlyRowsWith ?? null]);
     if (key === lastKey && groups.at(-1)!.length < FILES_PER_READ) groups.at(-1)!.push(f);
     else groups.push([f]);
     lastKey = key;
