@@ -1,6 +1,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -386,6 +386,18 @@ async function diskBytes(dir: string): Promise<number> {
   return Number(stdout.split('\t')[0]);
 }
 
+/** What the history's drops weigh (their csv.gz), and its data folder's version files and look-up stores (issue 30's history target). */
+async function historyDisk(o: Options, chain: string): Promise<{ drops_bytes: number; files_bytes: number; stores_bytes: number }> {
+  const sizes = async (files: readonly string[]) => (await Promise.all(files.map((f) => stat(f)))).reduce((n, st) => n + st.size, 0);
+  const drops = (await Promise.all(Array.from({ length: o.licenceDrops }, (_, m) => licenceDrop(o, m)))).flat();
+  const names = await readdir(chain);
+  return {
+    drops_bytes: await sizes(drops),
+    files_bytes: await sizes(names.filter((n) => n.endsWith('.duckdb')).map((n) => path.join(chain, n))),
+    stores_bytes: await sizes(names.filter((n) => n.endsWith('.lookup')).map((n) => path.join(chain, n))),
+  };
+}
+
 /** The licence-shaped drop `m`: core of every POI and 4 weeks, the weeks after drop m-1's (seed 1, every column). */
 async function licenceDrop(o: Options, m: number): Promise<string[]> {
   const dir = path.join(o.work, `licence-${o.licencePois}`, `drop-${String(m).padStart(2, '0')}`);
@@ -473,6 +485,8 @@ async function licenceHistory(o: Options, commit: string): Promise<{ chain: stri
  */
 async function historyPart(o: Options, commit: string): Promise<Record<string, unknown>> {
   const { chain, loads, loadsRun, folderBytes } = await licenceHistory(o, commit);
+  const disk = await historyDisk(o, chain);
+  log(`history: drops ${disk.drops_bytes} bytes of csv.gz; version files ${disk.files_bytes}, look-up stores ${disk.stores_bytes}`);
   const listed = JSON.parse((await run(process.execPath, ['bin/placedata.js', 'versions', '--json'], { env: { ...process.env, DATA_DIR: chain, LOG_LEVEL: 'warn' } })).stdout) as { versions: { label: string }[] };
   const labels = listed.versions.map((v) => v.label);
   const port = 4304;
@@ -518,7 +532,7 @@ async function historyPart(o: Options, commit: string): Promise<Record<string, u
     log(`floor p50 ${floorFigures.c1.p50_ms} ms; API RSS ${rss.rss_mb} MB (private ${rss.rss_anon_mb} MB)`);
     const rollbacks = [await timedRollback(chain, port, labels.at(-2)!), await timedRollback(chain, port, labels.at(-1)!)];
     log(`rollback to ${labels.at(-2)} served after ${rollbacks[0]} ms, back to ${labels.at(-1)} after ${rollbacks[1]} ms`);
-    return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, http_clients: clients, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
+    return { pois: o.licencePois, drops: o.licenceDrops, loads_run: loadsRun, lookups_run: `${new Date().toISOString()} (commit ${commit})`, loads, folder_bytes: folderBytes, ...disk, api_ready_s: ready_s, lookup_path, lookups: rows, floor: floorFigures, http_clients: clients, api_memory: rss, rollback_ms: rollbacks, versions_retained: labels.length };
   } finally {
     if (api) await stop(api);
     if (peer) await stop(peer);
@@ -750,6 +764,9 @@ function renderHistory(h: any, ratio: (a: number, b: number) => string): string[
   const sumAlone = allAlone ? h.loads.reduce((n: number, l: any) => n + l.alone.bytes_added, 0) : null;
   const against = sumAlone === null ? '' : `: ${ratio(h.folder_bytes, sumAlone)}x the sum of what each load added alone, ${sumAlone} bytes (target <= 1.3)`;
   lines.push(`- The data folder holds ${h.folder_bytes} bytes${against}. Peak RSS of any load: ${peakRss} MB.`);
+  if (h.drops_bytes) {
+    lines.push(`- Against its drops' csv.gz (${h.drops_bytes} bytes): the data folder ${ratio(h.folder_bytes, h.drops_bytes)}x (issue 30's target <= 1.0); of it the version files ${h.files_bytes} bytes (${ratio(h.files_bytes, h.drops_bytes)}x) and the look-up stores ${h.stores_bytes} bytes (${ratio(h.stores_bytes, h.drops_bytes)}x).`);
+  }
   lines.push('', '| server, week | p50 ms (c1) | p99 ms (c1) | req/s (c16) | failures | load avg (c1, c16) |', '|---|---|---|---|---|---|');
   for (const x of h.lookups) lines.push(`| ${x.server} | ${x.c1.p50_ms} | ${x.c1.p99_ms} | ${x.c16.rps} | ${x.c1.failures + x.c16.failures} | ${x.c1.load1 ?? '-'}, ${x.c16.load1 ?? '-'} |`);
   const ours = h.lookups.filter((x: any) => x.server.startsWith('ours'));
