@@ -15,6 +15,17 @@ export interface OperationShape {
   readonly placekeys: number;
 }
 
+/** Everything the request's middleware reads of its operation, derived in one look-up (inspectRequest). */
+export interface OperationFacts extends OperationShape {
+  /**
+   * Names (not aliases) of the selected operation's root fields, through fragments, without
+   * `__typename`, sorted, each once; null as for `type`. For naming the operation in metrics and logs.
+   */
+  readonly rootFields: readonly string[] | null;
+  /** The parsed document (the process's document cache's: the one GraphQL executes); null when it does not parse. */
+  readonly document: DocumentNode | null;
+}
+
 /**
  * How one field counts: a fixed number, or a variable's value: the length of a list
  * (`batch_lookup`'s `placekeys`, `batch_match`'s `queries`) or an integer (`results`' `first` in a `search`).
@@ -132,14 +143,15 @@ const facts = new WeakMap<DocumentNode, Map<string, Plan>>();
 /** The request's parameters as graphql-http reads them (unchecked here: a unit test passes anything). */
 type GraphqlParams = Partial<Record<keyof RequestParams, unknown>>;
 
-function planFor(params: GraphqlParams, maxTokens: number): Plan | undefined {
-  if (typeof params.query !== 'string') return undefined;
+/** The request's document and the plan of the operation it selects (undefined: none selected, or no document). */
+function planFor(params: GraphqlParams, maxTokens: number): { document: DocumentNode | null; plan: Plan | undefined } {
+  if (typeof params.query !== 'string') return { document: null, plan: undefined };
   // Parsed as GraphQL execution parses it, through the same cache: one parse per document.
   const document = documentsFor(maxTokens).tryParse(params.query);
-  if (!document) return undefined; // GraphQL refuses it with its own code later; here it only needs a shape.
+  if (!document) return { document: null, plan: undefined }; // GraphQL refuses it with its own code later; here it only needs a shape.
   let plans = facts.get(document);
   if (!plans) facts.set(document, (plans = planOf(document)));
-  return plans.get(typeof params.operationName === 'string' ? params.operationName : '');
+  return { document, plan: plans.get(typeof params.operationName === 'string' ? params.operationName : '') };
 }
 
 function countVariable(variables: unknown, term: { variable: string; fallback: number; int?: boolean }): number {
@@ -159,18 +171,15 @@ function countVariable(variables: unknown, term: { variable: string; fallback: n
  * A document that does not parse, or a request that does not select one operation, asks for 0.
  */
 export function inspectOperation(params: GraphqlParams, maxTokens: number): OperationShape {
-  const plan = planFor(params, maxTokens);
-  if (!plan) return { type: null, placekeys: 0 };
-  let placekeys = 0;
-  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
-  return { type: plan.type, placekeys };
+  const { type, placekeys } = inspectRequest(params, maxTokens);
+  return { type, placekeys };
 }
 
-/**
- * Names (not aliases) of the root fields of the operation a request selects, through fragments,
- * without `__typename`, sorted, each once; null when the document does not parse or does not
- * select one operation. For naming the operation in metrics and logs.
- */
-export function inspectRootFields(params: GraphqlParams, maxTokens: number): readonly string[] | null {
-  return planFor(params, maxTokens)?.rootFields ?? null;
+/** inspectOperation's facts with the operation's root fields and the parsed document, from one look-up of the document. */
+export function inspectRequest(params: GraphqlParams, maxTokens: number): OperationFacts {
+  const { document, plan } = planFor(params, maxTokens);
+  if (!plan) return { type: null, placekeys: 0, rootFields: null, document };
+  let placekeys = 0;
+  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
+  return { type: plan.type, placekeys, rootFields: plan.rootFields, document };
 }

@@ -16,7 +16,6 @@ import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
-import { readParams } from './operation-facts.ts';
 import type { VersionDiffFn } from '../graphql/request-context.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
@@ -68,6 +67,8 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
   // which request: the request being answered is carried by async context, so its log line and
   // metrics get the code the caller sees.
   const answering = new AsyncLocalStorage<Response>();
+  // The request being answered's state: the route runs after readOperation (app.ts), which filled it.
+  const readState = () => requestState(answering.getStore()!);
   const formatError = (err: Readonly<Error>) => {
     const formatted = hideInternal(err);
     const res = answering.getStore();
@@ -80,13 +81,9 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
   const validated = new WeakMap<DocumentNode, readonly GraphQLError[]>();
   const handle = createHandler<Request, { res: Response; raw: RawDocuments }, RequestContext>({
     schema: options.schema,
-    // The document readOperation parsed for this request (carried in its RequestState), else the cache's.
-    parse: (query) => {
-      const text = typeof query === 'string' ? query : query.body;
-      const res = answering.getStore();
-      const read = res ? requestState(res).operation?.document : null;
-      return read && read.loc?.source.body === text ? read : documents.parse(text);
-    },
+    // The document readOperation parsed from these very parameters (the ones the hook below hands
+    // graphql-http); when it did not parse, the cache throws its refusal.
+    parse: (query) => readState().operation?.document ?? documents.parse(typeof query === 'string' ? query : query.body),
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
     validate: (schema, document, rules) => {
       let errors = validated.get(document);
@@ -105,10 +102,9 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
     // was negotiated: they are answered in the negotiated type here, with the same status.
     // graphql-http's reading of the parameters, done once by readOperation (the rate limiter and
-    // the log read the same), or here when the route runs without it.
-    parseRequestParams: async (req) => {
-      const raw = req.raw as Request;
-      const read = requestState(raw.res!).graphql ?? await readParams(raw);
+    // the log read the same).
+    parseRequestParams: (req) => {
+      const read = readState().graphql!;
       return read.params ?? answer(req.headers, NOT_WELL_FORMED, { errors: [formatError(read.error)] });
     },
     onOperation: (req, args, result) => {

@@ -1,20 +1,19 @@
 import type { NextFunction, Request, Response } from 'express';
-import { parseRequestParams, type RequestParams } from 'graphql-http';
+import { parseRequestParams } from 'graphql-http';
 import { ErrorCodes } from '../../shared/errors.ts';
-import { documentsFor } from '../graphql/document-cache.ts';
-import { inspectOperation, inspectRootFields } from '../graphql/inspect-operation.ts';
+import { inspectRequest, type OperationFacts } from '../graphql/inspect-operation.ts';
 import { sendError } from './error-body.ts';
-import { requestState, type OperationFacts, type ReadParams } from './request-state.ts';
+import { requestState, type ReadParams } from './request-state.ts';
 
 /** What a request refused before its operation was read is known to ask for: nothing. */
-export const UNREAD: OperationFacts = Object.freeze({ type: null, placekeys: 0, rootFields: null, document: null });
+const UNREAD: OperationFacts = Object.freeze({ type: null, placekeys: 0, rootFields: null, document: null });
 
 /**
  * graphql-http's own reading of a request's parameters (URL for GET, the parsed JSON body for
  * POST), run once per request: its refusal (missing query, variables not an object) is kept
  * for the GraphQL route to answer in the negotiated media type.
  */
-export async function readParams(req: Request): Promise<ReadParams> {
+async function readParams(req: Request): Promise<ReadParams> {
   try {
     const read = await parseRequestParams({ method: req.method, url: req.url, headers: req.headers, body: req.body as never, raw: req, context: null });
     // A method or content type graphql-http refuses (a Response) was answered by the transport guard before.
@@ -22,14 +21,6 @@ export async function readParams(req: Request): Promise<ReadParams> {
   } catch (err) {
     return { error: err as Error };
   }
-}
-
-function factsOf(params: RequestParams | undefined, maxTokens: number): OperationFacts {
-  if (!params) return UNREAD;
-  const { type, placekeys } = inspectOperation(params, maxTokens);
-  // The process's document cache: the same document object GraphQL then validates and executes.
-  const document = typeof params.query === 'string' ? documentsFor(maxTokens).tryParse(params.query) : null;
-  return { type, placekeys, rootFields: inspectRootFields(params, maxTokens), document };
 }
 
 /**
@@ -43,7 +34,7 @@ export function readOperation(maxTokens: number) {
     readParams(req).then((read) => {
       const state = requestState(res);
       state.graphql = read;
-      state.operation = factsOf(read.params, maxTokens);
+      state.operation = read.params ? inspectRequest(read.params, maxTokens) : UNREAD;
       if (req.method === 'GET' && state.operation.type === 'mutation') {
         return sendError(res, 405, ErrorCodes.BAD_REQUEST, 'Cannot perform mutations over GET', { Allow: 'POST' });
       }

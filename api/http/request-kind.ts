@@ -2,7 +2,6 @@ import type { Request, Response } from 'express';
 import { ErrorCodes } from '../../shared/errors.ts';
 import { ROOT_KINDS } from '../graphql/root-field.ts';
 import { servedRootFacts } from '../graphql/served-root-facts.ts';
-import { operationFacts } from './operation-facts.ts';
 import { requestState } from './request-state.ts';
 
 /**
@@ -35,9 +34,9 @@ function apiPath(req: Request): 'graphql' | 'export' | null {
 export function operationOf(req: Request, res: Response): Operation | null {
   const kind = apiPath(req);
   if (kind !== 'graphql') return kind;
-  const state = requestState(res);
-  if (!state.graphql) return 'unknown';
-  const fields = operationFacts(res).rootFields;
+  const facts = requestState(res).operation;
+  if (!facts) return 'unknown';
+  const fields = facts.rootFields;
   if (fields === null) return 'other';
   const named = fields.filter((f) => !f.startsWith('__'));
   if (named.length === 0) return 'introspection';

@@ -1,20 +1,8 @@
 import type { Response } from 'express';
-import type { DocumentNode } from 'graphql';
 import type { RequestParams } from 'graphql-http';
+import type { OperationFacts } from '../graphql/inspect-operation.ts';
 import type { Lease } from '../versions/served-versions.ts';
 import type { KeyIdentity } from './key-ring.ts';
-
-/** What a GraphQL request asks for, read from its document before GraphQL runs. */
-export interface OperationFacts {
-  /** `query`, `mutation` or `subscription`; null when the document does not parse or select one operation. */
-  readonly type: string | null;
-  /** Placekeys (and queries, and search rows) asked for: what the rate limit charges. */
-  readonly placekeys: number;
-  /** Names of the selected operation's root fields (inspectRootFields), null as for `type`. */
-  readonly rootFields: readonly string[] | null;
-  /** The parsed document (from the process's document cache: the one GraphQL executes), null as for `type`. */
-  readonly document: DocumentNode | null;
-}
 
 /** graphql-http's reading of the request's parameters: the parameters, or why they are refused. */
 export type ReadParams = { readonly params: RequestParams; readonly error?: undefined } | { readonly params?: undefined; readonly error: Error };

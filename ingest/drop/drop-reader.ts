@@ -131,7 +131,7 @@ export interface DropReader {
 }
 
 /** A text file's facts, for the CSV family's own steps (a file of a format read typed has none: a caller's error). */
-export function textOf(file: FileHeader & { readonly path?: string }): TextFileFacts {
-  if (file.text === null) throw new Error(`${file.path ?? file.readPath} is not a text file`);
+export function textOf(file: FileHeader): TextFileFacts {
+  if (file.text === null) throw new Error(`${file.readPath} is not a text file`);
   return file.text;
 }
