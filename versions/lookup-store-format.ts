@@ -8,18 +8,23 @@
  * when the file has any of its columns), `absent` (the absence index that proves a miss:
  * versions/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
  *
- * Formats (the meta record's `format`; a reader reads all three):
+ * Formats (the meta record's `format`; a reader reads all four):
  * - 1: `places` holds the spec's documents (`core`, `w<YYYYMMDD>`), stored as they are.
  * - 2: the same records, each compressed by lmdb itself (its LZ4, the `compression` option:
  *   `placesCompression`) with a dictionary of the file's own documents (record `dictionary`, its
  *   length and CRC-32 in the meta record). lmdb decompresses a record as it reads it; every check
  *   below is made on the decompressed record.
- * - 3 (written now): format 2's `places`, and `extras`: empty, or, in a store built with
+ * - 3: format 2's `places`, and `extras`: empty, or, in a store built with
  *   LOOKUP_STORE_EXTRAS (the meta record's `whole`), every other document a look-up reads
  *   (`core_x`, `geometry`, `x<YYYYMMDD>`, `m<YYYYMM>`: its `extraColumns`), compressed the same
  *   way with a dictionary of its own (`extras_dictionary`). A spec look-up reads only `places`; a
  *   whole store answers every look-up of its file, and a column it does not have is NULL for every
  *   key (the file has no such documents).
+ * - 4 (written now): format 3's databases and records, each record stored as one zstd frame
+ *   compressed alone with its database's dictionary of raw content (`dictionary`,
+ *   `extras_dictionary`: up to 64 KiB of the file's own records; versions/lookup-store-codec.ts)
+ *   instead of lmdb's LZ4: about half format 3's size, read as fast. lmdb stores the frames as
+ *   they are; the reader inflates each (bounded by the size its frame states) before the checks below.
  *
  * A record (decompressed), all integers little-endian:
  *
@@ -34,20 +39,21 @@
  */
 import { crc32 } from 'node:zlib';
 import { MAX_BUCKET_BITS } from './lookup-store-absence.ts';
+import { ZSTD_DICTIONARY_BYTES } from './lookup-store-codec.ts';
 import { LookupStoreDamaged } from './lookup-store-damaged.ts';
 
 /** The format written. */
-export const LOOKUP_STORE_FORMAT = 3;
+export const LOOKUP_STORE_FORMAT = 4;
 /** The formats read: stores built by an earlier release keep serving. */
-export type LookupStoreFormat = 1 | 2 | 3;
+export type LookupStoreFormat = 1 | 2 | 3 | 4;
 export const PLACES_DB = 'places';
 /** Format 3: the documents beyond the spec's. */
 export const EXTRAS_DB = 'extras';
-/** Format 3: the LZ4 dictionary of `extras`' records, in `meta`. */
+/** Format 3 on: the dictionary of `extras`' records, in `meta`. */
 export const EXTRAS_DICTIONARY_KEY = 'extras_dictionary';
 export const META_DB = 'meta';
 export const META_KEY = 'meta';
-/** Format 2: the LZ4 dictionary's record in `meta`. */
+/** Format 2 on: the dictionary of `places`' records, in `meta`. */
 export const DICTIONARY_KEY = 'dictionary';
 /**
  * Format 2: bytes of documents in a store's LZ4 dictionary. lmdb loads the dictionary for every
@@ -78,9 +84,9 @@ export interface LookupStoreMeta {
    * store holds the spec's documents alone and `extras` is empty.
    */
   readonly whole?: boolean;
-  /** Format 3: the columns of `extras`' records, in record order (empty: `extras` is empty). */
+  /** Format 3 on: the columns of `extras`' records, in record order (empty: `extras` is empty). */
   readonly extraColumns?: readonly string[];
-  /** Format 3: the `extras_dictionary` record's length and CRC-32. */
+  /** Format 3 on: the `extras_dictionary` record's length and CRC-32. */
   readonly extrasDictionary?: Dictionary;
 }
 
@@ -251,18 +257,19 @@ export function decodeMeta(file: string, value: Uint8Array | undefined): LookupS
   if (crc32(json) !== readU32(value, 0)) throw new LookupStoreDamaged(file, 'the meta record fails its crc');
   const meta = JSON.parse(json.toString('utf8')) as LookupStoreMeta;
   const strings = (v: unknown) => Array.isArray(v) && v.every((c) => typeof c === 'string');
+  const most = meta.format === 4 ? ZSTD_DICTIONARY_BYTES : DICTIONARY_BYTES;
   const wellFormed = (meta.format === 1 ? meta.dictionary === undefined
-    : (meta.format === 2 || meta.format === 3) && isDictionary(meta.dictionary))
-    && (meta.format === 3 ? typeof meta.whole === 'boolean' && strings(meta.extraColumns) && (meta.whole || meta.extraColumns!.length === 0) && isDictionary(meta.extrasDictionary)
+    : (meta.format === 2 || meta.format === 3 || meta.format === 4) && isDictionary(meta.dictionary, most))
+    && (meta.format === 3 || meta.format === 4 ? typeof meta.whole === 'boolean' && strings(meta.extraColumns) && (meta.whole || meta.extraColumns!.length === 0) && isDictionary(meta.extrasDictionary, most)
       : meta.whole === undefined && meta.extraColumns === undefined && meta.extrasDictionary === undefined)
     && Number.isSafeInteger(meta.rows) && meta.rows >= 0 && Number.isInteger(meta.bucketBits) && meta.bucketBits >= 0 && meta.bucketBits <= MAX_BUCKET_BITS
     && strings(meta.columns);
-  if (!wellFormed) throw new LookupStoreDamaged(file, 'the meta record is not of format 1, 2 or 3');
+  if (!wellFormed) throw new LookupStoreDamaged(file, 'the meta record is not of format 1, 2, 3 or 4');
   return meta;
 }
 
-function isDictionary(d: Dictionary | undefined): boolean {
-  return d !== undefined && Number.isInteger(d.bytes) && d.bytes >= 0 && d.bytes <= DICTIONARY_BYTES && Number.isInteger(d.crc);
+function isDictionary(d: Dictionary | undefined, most: number): boolean {
+  return d !== undefined && Number.isInteger(d.bytes) && d.bytes >= 0 && d.bytes <= most && Number.isInteger(d.crc);
 }
 
 /** A dictionary record, checked against the meta record's length and crc (`expected`). Throws LookupStoreDamaged. */

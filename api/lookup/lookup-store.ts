@@ -3,6 +3,7 @@ import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { ABSENT_DB, bucketHolds, fingerprint } from '../../versions/lookup-store-absence.ts';
 import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../versions/lookup-store-format.ts';
+import { RecordDecompressor } from '../../versions/lookup-store-codec.ts';
 import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
 import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
 
@@ -39,14 +40,17 @@ export class LookupStore {
   readonly file: string;
   /** The spec's document columns (`places`): `core`, then `w<YYYYMMDD>`. */
   readonly columns: readonly string[];
-  /** Format 3: the other document columns (`extras`); empty before. */
+  /** Format 3 on: the other document columns (`extras`); empty before. */
   readonly extraColumns: readonly string[];
   readonly rows: number;
-  /** The store's format (versions/lookup-store-format.ts): 1, 2 (records compressed by lmdb) or 3 (and every other document). */
+  /**
+   * The store's format (versions/lookup-store-format.ts): 1, 2 (records compressed by lmdb), 3
+   * (and every other document) or 4 (each record a zstd frame).
+   */
   readonly format: LookupStoreFormat;
   readonly #env: RootDatabase;
-  readonly #places: Database<Buffer, string>;
-  readonly #extras: Database<Buffer, string> | null;
+  readonly #places: Records;
+  readonly #extras: Records | null;
   readonly #absent: Database<Buffer, number>;
   /** Each column's database (0 `places`, 1 `extras`) and index in its records. */
   readonly #index: ReadonlyMap<string, readonly [0 | 1, number]>;
@@ -54,7 +58,7 @@ export class LookupStore {
   readonly #whole: boolean;
   #closing: Promise<void> | null = null;
 
-  private constructor(file: string, env: RootDatabase, places: Database<Buffer, string>, extras: Database<Buffer, string> | null, absent: Database<Buffer, number>, meta: LookupStoreMeta) {
+  private constructor(file: string, env: RootDatabase, places: Records, extras: Records | null, absent: Database<Buffer, number>, meta: LookupStoreMeta) {
     this.file = file;
     this.columns = meta.columns;
     this.extraColumns = meta.extraColumns ?? [];
@@ -70,7 +74,7 @@ export class LookupStore {
   }
 
   /**
-   * Whether the store answers every look-up of its file (format 3 built with LOOKUP_STORE_EXTRAS):
+   * Whether the store answers every look-up of its file (format 3 or 4 built with LOOKUP_STORE_EXTRAS):
    * a document column it does not have is NULL for every key. Any other holds the spec's documents alone.
    */
   get whole(): boolean {
@@ -88,7 +92,7 @@ export class LookupStore {
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
    * the meta record's crc and format, the dictionary records against the meta record's
    * length and crc (its records are opened with it: lmdb decompresses them as it reads), and the
-   * counts (checkCounts). Stores of formats 1 and 2 (earlier releases) and 3 open alike.
+   * counts (checkCounts). Stores of formats 1 to 3 (earlier releases) and 4 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
    */
@@ -105,13 +109,15 @@ export class LookupStore {
     try {
       const metaDb = env.openDB<Buffer, string>(META_DB, { encoding: 'binary' });
       const meta = decodeMeta(file, metaDb.getBinary(META_KEY));
-      const compression = meta.format === 1 ? false : placesCompression(checkedDictionary(file, meta.dictionary!, metaDb.getBinary(DICTIONARY_KEY)));
-      const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary', compression });
-      const extras = meta.format !== 3 ? null : env.openDB<Buffer, string>(EXTRAS_DB, {
-        encoding: 'binary', compression: placesCompression(checkedDictionary(file, meta.extrasDictionary!, metaDb.getBinary(EXTRAS_DICTIONARY_KEY))),
-      });
+      const records = (name: string, dictionary: Buffer | null): Records => {
+        // Format 4's frames are inflated by the store; lmdb inflates formats 2 and 3's as it reads them.
+        if (meta.format === 4) return { db: env.openDB<Buffer, string>(name, { encoding: 'binary' }), codec: new RecordDecompressor(file, dictionary!) };
+        return { db: env.openDB<Buffer, string>(name, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) }), codec: null };
+      };
+      const places = records(PLACES_DB, meta.format === 1 ? null : checkedDictionary(file, meta.dictionary!, metaDb.getBinary(DICTIONARY_KEY)));
+      const extras = meta.format < 3 ? null : records(EXTRAS_DB, checkedDictionary(file, meta.extrasDictionary!, metaDb.getBinary(EXTRAS_DICTIONARY_KEY)));
       const absent = env.openDB<Buffer, number>(ABSENT_DB, { encoding: 'binary', keyEncoding: 'uint32' });
-      checkCounts(file, bytes, places, extras, absent, meta);
+      checkCounts(file, bytes, places.db, extras?.db ?? null, absent, meta);
       return new LookupStore(file, env, places, extras, absent, meta);
     } catch (err) {
       void env.close();
@@ -145,7 +151,7 @@ export class LookupStore {
     try {
       for (const key of placekeys) {
         if (found.has(key) || !isStorableKey(key)) continue; // the build stores no other key
-        const value = this.#places.getBinaryFast(key);
+        const value = read(this.#places, key);
         if (value === undefined) {
           this.#proveAbsent(key);
           continue;
@@ -163,7 +169,7 @@ export class LookupStore {
 
   /** A key of `places` has its record in `extras` whenever the store has extras columns. */
   #readExtras(key: string, keyCrc: number, indexes: readonly number[]): (Buffer | null)[] {
-    const value = this.#extras!.getBinaryFast(key);
+    const value = read(this.#extras!, key);
     if (value === undefined) throw new LookupStoreDamaged(this.file, `${JSON.stringify(key)} has no record of its other documents`);
     return readDocuments(this.file, value, key, keyCrc, this.format, this.extraColumns.length, indexes, this.columns.length);
   }
@@ -181,6 +187,21 @@ export class LookupStore {
     this.#closing ??= this.#env.close();
     return this.#closing;
   }
+}
+
+/** A database of records, and format 4's codec of them (null: lmdb inflates them itself, or they are stored as they are). */
+interface Records {
+  readonly db: Database<Buffer, string>;
+  readonly codec: RecordDecompressor | null;
+}
+
+/** The record of `key` as the format's checks read it, or undefined when there is none. */
+function read(records: Records, key: string): Uint8Array | undefined {
+  const value = records.db.getBinaryFast(key);
+  if (value === undefined || records.codec === null) return value;
+  // lmdb's read buffer is its whole 16 MiB buffer with a `length` of the value's own: native code
+  // (the inflate) sees the buffer's, so it is given a view of the value alone.
+  return records.codec.decompress(value.subarray(0, value.length), key);
 }
 
 /** The counts lmdb keeps against the meta record's, and lmdb's last page within the file. */

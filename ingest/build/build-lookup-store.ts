@@ -1,11 +1,14 @@
 import { open as openFile, rm, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { crc32 } from 'node:zlib';
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../versions/lookup-store-absence.ts';
 import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
-import { DICTIONARY_KEY, encodeMeta, encodeRecord, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
+import { DICTIONARY_KEY, encodeMeta, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
+import { rawDictionary } from '../../versions/lookup-store-codec.ts';
+import { RecordEncoders, unpacked, type EncodedChunk } from './record-encoders.ts';
 import { storePlan, type StorePlan } from './store-plan.ts';
 
 /**
@@ -30,7 +33,7 @@ export interface BuildLookupStoreOptions {
   readonly pageSize?: number;
   /**
    * The format to write: LOOKUP_STORE_FORMAT (the default), or 1, the format of earlier releases
-   * (uncompressed), which the reader still reads: for the tests and the bench of both formats.
+   * (uncompressed), 2 or 3 (lmdb's LZ4), which the reader still reads: for the tests and the bench of earlier formats.
    */
   readonly format?: LookupStoreFormat;
   /**
@@ -38,8 +41,10 @@ export interface BuildLookupStoreOptions {
    * this one's records are written (closed by the build). Without it the ranges run one by one.
    */
   readonly connect?: () => Promise<DuckDBConnection>;
-  /** Format 3: whether the store holds every document a look-up reads (`extras`), not only the spec's. */
+  /** Format 3 on: whether the store holds every document a look-up reads (`extras`), not only the spec's. */
   readonly extras?: boolean;
+  /** Threads that make (and in format 4 compress) the records (ingest/build/record-encoders.ts). Default: one per core. */
+  readonly encoders?: number;
 }
 
 /**
@@ -94,7 +99,7 @@ async function writeStore(conn: DuckDBConnection, file: string, plan: StorePlan,
     const described = {
       format: plan.format, columns: plan.columns, rows: plan.rows, bucketBits,
       ...(places === null ? {} : { dictionary: { bytes: places.length, crc: crc32(places) } }),
-      ...(plan.format === 3 ? { whole: plan.whole, extraColumns: plan.extraColumns, extrasDictionary: { bytes: extras!.length, crc: crc32(extras!) } } : {}),
+      ...(plan.format >= 3 ? { whole: plan.whole, extraColumns: plan.extraColumns, extrasDictionary: { bytes: extras!.length, crc: crc32(extras!) } } : {}),
     };
     // Last, in a transaction of its own: a store without it (a build cut short) does not open.
     env.transactionSync(() => meta.putSync(META_KEY, encodeMeta(described)));
@@ -107,11 +112,14 @@ async function writeStore(conn: DuckDBConnection, file: string, plan: StorePlan,
 /**
  * The records, appended in key order with lmdb's asynchronous writes, placekey range by range
  * (storePlan): DuckDB makes a range's documents on its threads (the statement sorts them by key)
- * while this thread encodes the range before, and lmdb's write thread writes and compresses the
- * chunk before that: with a second connection (`options.connect`) the next range's statement
- * runs as this one's records are written. At most two chunks are queued: lmdb's transactions stay
- * that small (one transaction for everything took 34 times as long: lmdb's dirty-page list grows
- * with it). The dictionaries are sampled from the first chunk, before any record is written with them.
+ * while this thread hands each chunk of them to the encoding threads (ingest/build/record-encoders.ts:
+ * records made and, in format 4, compressed there) and appends the chunks they finished, in order,
+ * and lmdb's write thread writes (and in formats 2 and 3 compresses) the chunk before: with a
+ * second connection (`options.connect`) the next range's statement runs as this one's records are
+ * written. At most `encoders + 1` chunks are with the threads and two with lmdb: lmdb's
+ * transactions stay that small (one transaction for everything took 34 times as long: lmdb's
+ * dirty-page list grows with it). The dictionaries are sampled from the first chunk, before any
+ * record is made with them.
  * @returns each key's fingerprint as bucket * 2^32 + hash, for the absence index, and the dictionaries (`places`, `extras`; null where the format has none).
  */
 async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: StorePlan, bucketBits: number, options: BuildLookupStoreOptions): Promise<{ fingerprints: Float64Array; dictionaries: [Buffer | null, Buffer | null] }> {
@@ -120,10 +128,13 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
   // Not for wide ranges: two of them at once would hold twice the memory.
   const second = options.connect && !plan.wide && plan.ranges.length > 1 ? await options.connect() : null;
   const connections = second ? [conn, second] : [conn];
+  const threadCount = options.encoders ?? availableParallelism();
   let places: Database<Buffer, string> | null = null;
   let extras: Database<Buffer, string> | null = null;
+  let encoders: RecordEncoders | null = null;
   let dictionaries: [Buffer | null, Buffer | null] = [null, null];
   let previous = '';
+  let counted = 0;
   let written = 0;
   // lmdb answers each appended record on its own: the first refusal or error fails the build.
   let failure: Error | null = null;
@@ -135,6 +146,21 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
   };
   let queued: Promise<unknown> = Promise.resolve();
   let last: Promise<unknown> = queued;
+  const encoding: { keys: readonly string[]; records: Promise<EncodedChunk> }[] = [];
+  /** Appends the oldest chunk the threads were given, once they made it, after lmdb wrote the one before. */
+  const appendOldest = async () => {
+    const { keys, records } = encoding.shift()!;
+    const chunk = await records;
+    for (let r = 0; r < keys.length; r++) {
+      last = append(places!, keys[r]!, unpacked(chunk.places, r)).then(noted, failed);
+      if (chunk.extras !== null) last = append(extras!, keys[r]!, unpacked(chunk.extras, r)).then(noted, failed);
+    }
+    // This chunk is queued; the one before must be written before another is appended.
+    await queued;
+    if (failure) throw failure;
+    queued = last;
+    written += keys.length;
+  };
   const threads = plan.wide ? await currentThreads(conn) : null;
   try {
     // A wide range's statement holds a row of documents per key on every thread: with years of
@@ -156,52 +182,65 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
         if (!chunk || chunk.rowCount === 0) break;
         const keys = chunk.getColumnValues(0) as string[];
         const docs = (chunk.getColumnValues(1) as DuckDBBlobValue[]).map((v) => v.bytes);
-        const more = extraColumns.length > 0 ? (chunk.getColumnValues(2) as DuckDBBlobValue[]).map((v) => v.bytes) : [];
-        if (written + keys.length > rows) throw new Error(`the file has more placekeys than it counted (${rows})`);
-        if (places === null) {
-          dictionaries = [format === 1 ? null : sampleDictionary(docs), format === 3 ? sampleDictionary(more) : null];
-          places = openRecords(env, PLACES_DB, dictionaries[0]);
-          if (format === 3) extras = openRecords(env, EXTRAS_DB, dictionaries[1]);
+        const more = extraColumns.length > 0 ? (chunk.getColumnValues(2) as DuckDBBlobValue[]).map((v) => v.bytes) : null;
+        if (counted + keys.length > rows) throw new Error(`the file has more placekeys than it counted (${rows})`);
+        if (encoders === null) {
+          dictionaries = dictionariesOf(format, docs, more ?? []);
+          places = openRecords(env, PLACES_DB, format, dictionaries[0]);
+          if (format >= 3) extras = openRecords(env, EXTRAS_DB, format, dictionaries[1]);
+          encoders = new RecordEncoders(threadCount, { format, columns: columns.length, extraColumns: extraColumns.length, dictionaries: [dictionaries[0] ?? EMPTY, dictionaries[1] ?? EMPTY] });
         }
         for (let r = 0; r < keys.length; r++) {
           const key = checkedKey(keys[r]!, previous);
-          last = append(places, key, encodeRecord(key, docs[r]!, columns.length, format)).then(noted, failed);
-          if (extras !== null && extraColumns.length > 0) {
-            last = append(extras, key, encodeRecord(key, more[r]!, extraColumns.length, format, columns.length)).then(noted, failed);
-          }
           const [bucket, hash] = fingerprint(key, bucketBits);
-          fingerprints[written + r] = bucket * 2 ** 32 + hash;
+          fingerprints[counted + r] = bucket * 2 ** 32 + hash;
           previous = key;
         }
-        // This chunk is queued; the one before must be written before another is read.
-        await queued;
-        if (failure) throw failure;
-        queued = last;
-        written += keys.length;
+        counted += keys.length;
+        const records = encoders.encode(keys, docs, extras === null ? null : more);
+        records.catch(() => undefined); // awaited in turn by appendOldest
+        encoding.push({ keys, records });
+        while (encoding.length > threadCount) await appendOldest();
       }
     }
+    while (encoding.length > 0) await appendOldest();
     await queued;
     if (failure) throw failure;
   } finally {
+    await encoders?.close();
     second?.closeSync();
     if (threads !== null) await conn.run(`SET threads = ${threads}`);
   }
   if (written !== rows) throw new Error(`read ${written} placekeys of the file, counted ${rows}`);
   // No key at all: the databases are still there (the reader opens them), with empty dictionaries.
   if (places === null) {
-    dictionaries = [format === 1 ? null : Buffer.alloc(0), format === 3 ? Buffer.alloc(0) : null];
-    places = openRecords(env, PLACES_DB, null);
-    if (format === 3) extras = openRecords(env, EXTRAS_DB, null);
+    dictionaries = [format === 1 ? null : Buffer.alloc(0), format >= 3 ? Buffer.alloc(0) : null];
+    places = openRecords(env, PLACES_DB, format, null);
+    if (format >= 3) extras = openRecords(env, EXTRAS_DB, format, null);
   }
   const stored = (places.getStats() as { entryCount: number }).entryCount;
   if (stored !== rows) throw new Error(`lmdb holds ${stored} records of ${rows}`);
   const storedExtras = extras === null ? 0 : (extras.getStats() as { entryCount: number }).entryCount;
-  if (storedExtras !== (format === 3 && extraColumns.length > 0 ? rows : 0)) throw new Error(`lmdb holds ${storedExtras} extras records of ${rows}`);
+  if (storedExtras !== (format >= 3 && extraColumns.length > 0 ? rows : 0)) throw new Error(`lmdb holds ${storedExtras} extras records of ${rows}`);
   return { fingerprints, dictionaries };
 }
 
-function openRecords(env: RootDatabase, name: string, dictionary: Buffer | null): Database<Buffer, string> {
-  return env.openDB<Buffer, string>(name, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) });
+const EMPTY = new Uint8Array(0);
+
+/**
+ * The dictionaries of a store (`places`, `extras`; null where the format has none), from the
+ * first chunk's documents: format 4's zstd ones of raw content (versions/lookup-store-codec.ts),
+ * formats 2 and 3's LZ4 ones.
+ */
+function dictionariesOf(format: LookupStoreFormat, docs: readonly Uint8Array[], more: readonly Uint8Array[]): [Buffer | null, Buffer | null] {
+  if (format === 1) return [null, null];
+  const sample = format === 4 ? rawDictionary : sampleDictionary;
+  return [sample(docs), format >= 3 ? sample(more) : null];
+}
+
+/** A database of records: format 4's hold zstd frames as they are; lmdb compresses formats 2 and 3's. */
+function openRecords(env: RootDatabase, name: string, format: LookupStoreFormat, dictionary: Buffer | null): Database<Buffer, string> {
+  return env.openDB<Buffer, string>(name, { encoding: 'binary', compression: format === 4 || dictionary === null ? false : placesCompression(dictionary) });
 }
 
 async function currentThreads(conn: DuckDBConnection): Promise<number> {

@@ -22,13 +22,13 @@ export type Range = { readonly lo: string | null; readonly hi: string | null };
 /** What a file's look-up store holds, and the statement that makes its records a placekey range at a time. */
 export interface StorePlan {
   readonly format: LookupStoreFormat;
-  /** Format 3 with `extras`: the store holds every document a look-up of its file reads. */
+  /** Format 3 on, with `extras`: the store holds every document a look-up of its file reads. */
   readonly whole: boolean;
   /** Records (placekeys of any of the file's product tables). */
   readonly rows: number;
   /** `places`' columns: `core`, then `w<YYYYMMDD>` for each of the file's weeks. */
   readonly columns: readonly string[];
-  /** Format 3, `extras`' columns: `core_x`, `geometry`, `x<YYYYMMDD>`, `m<YYYYMM>`, those the file has documents for. */
+  /** Format 3 on, `extras`' columns: `core_x`, `geometry`, `x<YYYYMMDD>`, `m<YYYYMM>`, those the file has documents for. */
   readonly extraColumns: readonly string[];
   /** Placekey ranges in order, together every key. */
   readonly ranges: readonly Range[];
@@ -68,12 +68,12 @@ function rangeFilter({ lo, hi }: Range): string {
 }
 
 /**
- * The plan of a file's look-up store: `places` always; with `extras` (format 3 only) every other
+ * The plan of a file's look-up store: `places` always; with `extras` (format 3 on) every other
  * document too. The file's tables hold
  * only its own partitions (schema 5 on), so its store holds only its own documents.
  */
 export async function storePlan(conn: DuckDBConnection, format: LookupStoreFormat, extras: boolean): Promise<StorePlan> {
-  const whole = format === 3 && extras;
+  const whole = format >= 3 && extras;
   const core = await columnsOf(conn, TABLES.core);
   const weekly = await columnsOf(conn, TABLES.weekly);
   const monthly = await columnsOf(conn, TABLES.monthly);

@@ -19,12 +19,20 @@ export interface Damage {
   readonly mustRefuse?: string;
 }
 
+/** Whether a value is a zstd frame (format 4): zstd's magic number, little-endian. */
+function isZstdFrame(file: Buffer, value: Span): boolean {
+  return value.length >= 4 && file.readUInt32LE(value.at) === 0xfd2fb528;
+}
+
 /**
  * Where a record's documents start within its value (versions/lookup-store-format.ts). A value
- * lmdb compressed (format 2) starts with lmdb's header, its mark (254, or 255 past 16 MB) and the
- * record's length: what follows is the LZ4 stream of the whole record.
+ * lmdb compressed (formats 2 and 3) starts with lmdb's header, its mark (254, or 255 past 16 MB)
+ * and the record's length: what follows is the LZ4 stream of the whole record. A zstd frame
+ * (format 4) starts with its magic number and its frame header descriptor: what follows is the
+ * frame's size and blocks.
  */
 function docsStart(file: Buffer, value: Span): number {
+  if (isZstdFrame(file, value)) return 5;
   if (file[value.at]! >= 250) return file[value.at] === 254 ? 4 : 8;
   const table = 2 + file[value.at + 1]! + 2;
   return table + file.readUInt16LE(value.at + table - 2) * 8;
@@ -72,15 +80,16 @@ export function damageCases(file: Buffer, seed: number, perKind: number): Damage
   inSpan('leaf key bytes', false, () => leafNode().key);
   const records = places.flatMap((p) => p.leafNodes);
   const record = () => pick(records);
-  const compressed = records.length > 0 && file[records[0]!.value.at]! >= 250;
+  const zstd = records.length > 0 && isZstdFrame(file, records[0]!.value);
+  const compressed = zstd || (records.length > 0 && file[records[0]!.value.at]! >= 250);
   const headerKey = new Map<number, string>();
-  inSpan(compressed ? 'compressed record header (lmdb\'s mark and length)' : 'record header (key, lengths, crcs)', false, () => {
+  inSpan(zstd ? 'zstd frame header (magic, descriptor)' : compressed ? 'compressed record header (lmdb\'s mark and length)' : 'record header (key, lengths, crcs)', false, () => {
     const r = record();
     headerKey.set(r.value.at, r.keyText);
     return { at: r.value.at, length: docsStart(file, r.value) };
   }, (span) => (compressed ? headerKey.get(span.at) : undefined));
   const docKey = new Map<number, string>();
-  inSpan(compressed ? 'compressed record bytes (key, lengths, crcs, documents)' : 'document bytes', false, () => {
+  inSpan(zstd ? 'zstd frame size and blocks (key, lengths, crcs, documents)' : compressed ? 'compressed record bytes (key, lengths, crcs, documents)' : 'document bytes', false, () => {
     const r = record();
     const start = docsStart(file, r.value);
     docKey.set(r.value.at + start, r.keyText);
@@ -113,7 +122,7 @@ export function damageCases(file: Buffer, seed: number, perKind: number): Damage
  * Damage to the records of one named database of a store (`extras`: a whole store's other
  * documents, read only by look-ups that select them): `count` cases over distinct records, one
  * byte flipped or up to 8 random bytes written in a record's documents (in a record lmdb
- * compressed, its LZ4 stream), each naming the key whose record it damaged: payload to lmdb,
+ * compressed, its LZ4 stream; in a zstd frame, what follows its descriptor), each naming the key whose record it damaged: payload to lmdb,
  * checked by the store on every read of that key.
  */
 export function recordDamageCases(file: Buffer, db: string, seed: number, count: number): Damage[] {

@@ -52,7 +52,7 @@ describe('look-up store formats: a store of either format answers what its file 
     }
   });
 
-  it('a history begun by an earlier release (its store of format 1) and continued by this one (format 3) answers every field of every POI and week as DuckDB does, and so does the earlier version rolled back to', async () => {
+  it('a history begun by earlier releases (its stores of formats 1 and 3) and continued by this one (format 4) answers every field of every POI and week as DuckDB does, and so do the earlier versions rolled back to', async () => {
     const dataDir = path.join(dir, 'history');
     const pois = 400;
     const load = async (i: number, firstWeek: string, month: string) => {
@@ -61,17 +61,19 @@ describe('look-up store formats: a store of either format answers what its file 
       return (await loadDrop({ dataDir, inputs: [drop], month, settings: buildSettingsOf(testConfig(dataDir)) })).label;
     };
     const first = await load(0, '2022-01-03', '2022-01');
-    await asEarlierRelease(dataDir, first);
-    // The second drop brings new core and the next two weeks: a look-up of the first weeks reads both files' stores, one of each format.
+    await asEarlierRelease(dataDir, first, 1);
+    // Each later drop brings new core and the next two weeks: a look-up of all the weeks reads every file's store, one of each format.
     const second = await load(1, '2022-01-17', '2022-02');
+    await asEarlierRelease(dataDir, second, 3);
+    const third = await load(2, '2022-01-31', '2022-03');
     const formats: Record<string, number> = {};
-    for (const label of [first, second]) {
+    for (const label of [first, second, third]) {
       const facts = JSON.parse(await readFile(path.join(dataDir, `${label}.duckdb.facts.json`), 'utf8')) as { lookup: { bytes: number; headSha256: string } };
       const store = LookupStore.open(path.join(dataDir, `${label}.lookup`), facts.lookup);
       formats[label] = store.format;
       await store.close();
     }
-    expect(formats).to.deep.equal({ [first]: 1, [second]: 3 });
+    expect(formats).to.deep.equal({ [first]: 1, [second]: 3, [third]: 4 });
     const keys = [...Array.from({ length: pois }, (_, i) => poiOf(44, i).placekey), ...Array.from({ length: 30 }, (_, i) => poiOf(44, pois + i).placekey)];
     const served = async (label: string, weeks: readonly string[]) => {
       const query = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { ${CORE_FIELDS} }
@@ -101,6 +103,8 @@ describe('look-up store formats: a store of either format answers what its file 
         expect(stored.body, JSON.stringify(env)).to.deep.equal(duckdb.body);
       }
     };
+    await served(third, ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24', '2022-01-31', '2022-02-07']);
+    await rollback(siteOf(dataDir), { previous: true });
     await served(second, ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24']);
     await rollback(siteOf(dataDir), { previous: true });
     await served(first, ['2022-01-03', '2022-01-10']);
@@ -108,16 +112,17 @@ describe('look-up store formats: a store of either format answers what its file 
 });
 
 /**
- * Makes version `label`'s look-up store what an earlier release built: format 1, from the same
- * version file, its record's digests to match (later versions take them from that record).
+ * Makes version `label`'s look-up store what an earlier release built: format 1 (the spec's
+ * documents, uncompressed) or 3 (every document, lmdb's LZ4), from the same version file, its
+ * record's digests to match (later versions take them from that record).
  */
-async function asEarlierRelease(dataDir: string, label: string): Promise<void> {
+async function asEarlierRelease(dataDir: string, label: string, format: 1 | 3): Promise<void> {
   const recordFile = path.join(dataDir, `${label}.duckdb.facts.json`);
   const instance = await openReadOnly(path.join(dataDir, `${label}.duckdb`), { memoryLimit: '256MB', threads: 1 });
   let built: BuiltLookupStore;
   try {
     const conn = await instance.connect();
-    built = await buildLookupStore(conn, path.join(dataDir, '.tmp', `${label}.format-1`), { format: 1 });
+    built = await buildLookupStore(conn, path.join(dataDir, '.tmp', `${label}.format-${format}`), { format, extras: format === 3 });
     conn.closeSync();
   } finally {
     instance.closeSync();

@@ -13,6 +13,7 @@ import { TABLES } from '../../versions/version-schema.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
 import { HEAD_BYTES } from '../../versions/lookup-store-head.ts';
+import { LOOKUP_STORE_FORMAT, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
@@ -41,7 +42,7 @@ function texts(found: Map<string, (Buffer | null)[]>): Map<string, (string | nul
 }
 
 /** Generates a drop, loads it with `placedata load`, builds the store from the version file. */
-async function fixture(dir: string, name: string, pois: number, weeks: number, pageSize?: number): Promise<Fixture> {
+async function fixture(dir: string, name: string, pois: number, weeks: number, pageSize?: number, format: LookupStoreFormat = LOOKUP_STORE_FORMAT): Promise<Fixture> {
   const drop = path.join(dir, `${name}-drop`);
   const data = path.join(dir, `${name}-data`);
   await generateDrop({ pois, weeks, out: drop, format: 'csv.gz', seed: SEED, firstWeek: '2022-01-03' });
@@ -53,10 +54,10 @@ async function fixture(dir: string, name: string, pois: number, weeks: number, p
     const conn = await instance.connect();
     try {
       // Every document a look-up reads (LOOKUP_STORE_EXTRAS), so damage reaches both databases.
-      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`), { pageSize, extras: true });
+      const built = await buildLookupStore(conn, path.join(dir, `${name}.lmdb`), { pageSize, extras: true, format });
       const truth = await documentsOf(conn, built.columns);
       const columns = built.columns;
-      return { built, columns, truth, format: 3, pois, seed: SEED };
+      return { built, columns, truth, format, pois, seed: SEED };
     } finally {
       conn.closeSync();
     }
@@ -119,14 +120,17 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
   let dir: string;
   let narrow: Fixture;
   let wide: Fixture;
+  let lz4: Fixture;
   let older: Fixture;
 
   before(async () => {
     dir = await makeTempDir('lookup-store');
     narrow = await fixture(dir, 'narrow', 1200, 3);
-    // Records of forty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
+    // Records of sixty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
     // (about 2 KB; at 16 KiB, 8 KB: a record of a drop's few weeks never is): values in overflow pages.
-    wide = await fixture(dir, 'wide', 300, 40, 4096);
+    wide = await fixture(dir, 'wide', 300, 60, 4096);
+    // Format 3 (lmdb's LZ4), as the release before format 4 built it.
+    lz4 = await fixture(dir, 'lz4', 600, 3, undefined, 3);
     older = await earlierRelease(dir);
   });
 
@@ -134,8 +138,8 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     await removeDir(dir);
   });
 
-  it('holds every key of the file with every document, as the typed tables make them (format 3, and format 1 built by an earlier release)', async () => {
-    for (const f of [narrow, wide, older]) {
+  it('holds every key of the file with every document, as the typed tables make them (format 4, and formats 3 and 1 built by earlier releases)', async () => {
+    for (const f of [narrow, wide, lz4, older]) {
       const keys = [...f.truth.keys()];
       expect(f.built.columns).to.deep.equal(f.columns);
       expect([f.built.rows, f.built.bytes, f.built.sha256]).to.deep.equal([keys.length, (await stat(f.built.file)).size, await fileSha256(f.built.file)]);
@@ -208,12 +212,13 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     }
   });
 
-  const stores = { narrow: 'records in leaf pages', wide: 'records in overflow pages', older: 'format 1, built by an earlier release' };
+  const stores = { narrow: 'records in leaf pages', wide: 'records in overflow pages', lz4: 'format 3, lmdb\'s LZ4', older: 'format 1, built by an earlier release' };
   for (const [which, what] of Object.entries(stores)) {
     it(`damaged in every part (${what}): every answer right or LOOKUP_STORE_DAMAGED, never another POI's document, never a false null`, async () => {
-      const f = which === 'narrow' ? narrow : which === 'wide' ? wide : older;
+      const f = which === 'narrow' ? narrow : which === 'wide' ? wide : which === 'lz4' ? lz4 : older;
       const pages = lmdbPages(readFileSync(f.built.file)).tree;
-      expect(pages.some((p) => p.kind === 'overflow'), 'records in overflow pages').to.equal(which === 'wide');
+      // (Format 4's 64 KiB dictionaries lie in overflow pages of `meta` in every store of it.)
+      expect(pages.some((p) => p.kind === 'overflow' && p.db === 'places'), 'records in overflow pages').to.equal(which === 'wide');
       const work = path.join(dir, `damage-${which}`);
       await mkdir(work);
       // LOOKUP_STORE_DAMAGE_CASES: cases of each kind (default 2); LOOKUP_STORE_DAMAGE_REPORT=1 prints the outcomes by part.

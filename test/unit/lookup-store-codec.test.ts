@@ -1,0 +1,67 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { rawDictionary, RecordCompressor, RecordDecompressor, ZSTD_DICTIONARY_BYTES } from '../../versions/lookup-store-codec.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { encodeRecord, joinDocuments, readDocuments } from '../../versions/lookup-store-format.ts';
+import { crc32 } from 'node:zlib';
+
+const doc = (i: number) => JSON.stringify({ location_name: `Place ${i}`, city: i % 2 ? 'Springfield' : 'Shelbyville', raw_visit_counts: i * 7, visits_by_day: [i, i + 1, i + 2] });
+const records = Array.from({ length: 2000 }, (_, i) => encodeRecord(`222-22${i % 10}@5vg-7gq-${String(i).padStart(3, '0')}`, joinDocuments([doc(i), i % 3 ? doc(i + 1) : null]), 2));
+
+function refusal(f: () => unknown): string {
+  try {
+    f();
+  } catch (err) {
+    expect(err).to.be.instanceOf(LookupStoreDamaged);
+    return (err as LookupStoreDamaged).reason;
+  }
+  return 'answered';
+}
+
+describe('format 4\'s record codec: zstd frames with a dictionary of the store\'s own records', () => {
+  it('samples whole records across the sample, up to 64 KiB; none, an empty dictionary', () => {
+    const dictionary = rawDictionary(records);
+    const all = Buffer.concat(records);
+    expect(all.length).to.be.greaterThan(ZSTD_DICTIONARY_BYTES);
+    expect(dictionary.length).to.equal(ZSTD_DICTIONARY_BYTES);
+    // Every third record (the sample is over three times twice the dictionary), starting with the first.
+    expect(Math.floor(all.length / ZSTD_DICTIONARY_BYTES / 2)).to.equal(3);
+    expect(dictionary.subarray(0, records[0]!.length + records[3]!.length)).to.deep.equal(Buffer.concat([records[0]!, records[3]!]));
+    expect(rawDictionary([]).length).to.equal(0);
+    expect(rawDictionary(records.slice(0, 3))).to.deep.equal(Buffer.concat(records.slice(0, 3)));
+  });
+
+  it('inflates every record to its bytes, with or without a dictionary, and the frames are smaller with one', () => {
+    fc.assert(fc.property(fc.array(fc.uint8Array({ maxLength: 3000 }), { minLength: 1, maxLength: 20 }), fc.boolean(), (values, withDictionary) => {
+      const dictionary = withDictionary ? rawDictionary(records) : Buffer.alloc(0);
+      const compressor = new RecordCompressor(dictionary, 3);
+      const decompressor = new RecordDecompressor('t.lmdb', dictionary);
+      const frames = values.map((v) => Buffer.from(compressor.compress(v)));
+      expect(frames.map((f) => Buffer.from(decompressor.decompress(f, 'k')))).to.deep.equal(values.map((v) => Buffer.from(v)));
+    }));
+    const sized = (dictionary: Buffer) => {
+      const compressor = new RecordCompressor(dictionary, 6);
+      return records.reduce((n, r) => n + compressor.compress(r).length, 0);
+    };
+    expect(sized(rawDictionary(records))).to.be.lessThan(sized(Buffer.alloc(0)) / 2);
+  });
+
+  it('refuses a value that is not a whole frame of a record, and the record proves its key and documents once inflated', () => {
+    const dictionary = rawDictionary(records);
+    const decompressor = new RecordDecompressor('t.lmdb', dictionary);
+    const frame = Buffer.from(new RecordCompressor(dictionary, 6).compress(records[5]!));
+    const key = '222-225@5vg-7gq-005';
+    expect(readDocuments('t.lmdb', decompressor.decompress(frame, key), key, crc32(key), 4, 2, [0, 1]).map((d) => d?.toString())).to.deep.equal([doc(5), doc(6)]);
+    const record = `the record of "${key}"`;
+    expect(refusal(() => decompressor.decompress(Buffer.from('not a frame at all'), key))).to.equal(`${record} is not a zstd frame: Could not parse Zstandard header`);
+    expect(refusal(() => decompressor.decompress(frame.subarray(0, frame.length - 3), key))).to.equal(`${record} does not inflate: Src size is incorrect`);
+    expect(refusal(() => decompressor.decompress(Buffer.concat([frame, Buffer.from([1, 2, 3])]), key))).to.equal(`${record} does not inflate: Src size is incorrect`);
+    // The frame's stated size (one byte after the descriptor, for a record this small) made larger than the record.
+    const larger = Buffer.from(frame);
+    larger[5] = larger[5]! + 1;
+    expect(refusal(() => decompressor.decompress(larger, key))).to.equal(`${record} does not inflate: Data corruption detected`);
+    // Inflated with another store's dictionary: not this record, refused by the record's own checks.
+    const other = new RecordDecompressor('t.lmdb', rawDictionary(records.slice(1000)));
+    expect(refusal(() => readDocuments('t.lmdb', other.decompress(frame, key), key, crc32(key), 4, 2, [0, 1]))).to.not.equal('answered');
+  });
+});
