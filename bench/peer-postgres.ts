@@ -58,6 +58,23 @@ export async function loadPeer(files: readonly string[]): Promise<{ ms: number }
   return { ms: Date.now() - started };
 }
 
+/** What the peer's database holds on disk: its tables (with their TOAST), its indexes, and the whole database. */
+export interface PeerFootprint {
+  readonly tables_bytes: number;
+  readonly indexes_bytes: number;
+  readonly database_bytes: number;
+}
+
+/**
+ * The disk the peer spends on the rows loadPeer loaded (schema `bench`: the spec's columns, typed,
+ * with their primary keys), as PostgreSQL counts it after its VACUUM ANALYZE, and its whole database.
+ */
+export async function peerFootprint(): Promise<PeerFootprint> {
+  const [tables, indexes, database] = (await psql(`SELECT sum(pg_table_size(c.oid))::bigint, sum(pg_indexes_size(c.oid))::bigint, pg_database_size(current_database())
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'bench' AND c.relkind = 'r'`)).trim().split('|').map(Number);
+  return { tables_bytes: tables!, indexes_bytes: indexes!, database_bytes: database! };
+}
+
 /** Starts PostGraphile (bench/postgraphile, installed on first use) and waits until it answers. */
 export async function startPeer(port: number): Promise<ChildProcess> {
   const dir = path.resolve('bench/postgraphile');
