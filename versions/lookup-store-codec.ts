@@ -6,9 +6,9 @@
  * (29-50 us a record against 1-6 us here; bench/NOTES.md, Look-up store codec).
  *
  * The frames carry their content size (the reader sizes its buffer from it, bounded) and neither
- * zstd's checksum nor the dictionary's id: the record's own CRC-32s prove every document, key and
- * column bound, which zstd's checksum would not (it proves bytes, not whose), and the store's meta
- * record names its dictionaries.
+ * zstd's checksum nor the dictionary's id: the record's own CRC-32, seeded by its key and
+ * database, proves every byte of it and whose it is, which zstd's checksum would not (it proves
+ * bytes, not whose), and the store's meta record names its dictionaries.
  *
  * The dictionaries are raw content (records end to end): zstd-napi, like every binding the
  * registry has, does not expose zstd's dictionary trainer. Measured on a 100k-POI x 4-week drop
