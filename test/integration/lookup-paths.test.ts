@@ -8,6 +8,7 @@ import { versionFilePath } from '../../versions/version-files.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
+import { asEarlierRelease } from '../helpers/earlier-store.ts';
 import { applyDamage, recordDamageCases } from '../helpers/lookup-store-damage.ts';
 import { queryFile } from '../helpers/query-file.ts';
 import {
@@ -36,18 +37,22 @@ interface Case {
 /**
  * The three ways a look-up is answered (api/lookup/served-version.ts): (a) the file's look-up
  * store for the spec's documents and DuckDB for the rest (LOOKUP_STORE_EXTRAS=false at load); (b)
- * a whole store (the default) for everything; (c) DuckDB's typed tables alone (LOOKUP_STORES=false).
+ * a whole store (the default, format 4) for everything; (c) DuckDB's typed tables alone
+ * (LOOKUP_STORES=false); and (d) as (b) from whole stores of format 3 (lmdb's LZ4), as the
+ * release before format 4 built them: the answers before and after the codec changed.
  */
-type Way = 'a' | 'b' | 'c';
-const WAYS: Readonly<Record<Way, { readonly folder: 'plain' | 'whole'; readonly env: Record<string, string> }>> = {
+type Way = 'a' | 'b' | 'c' | 'd';
+type FolderName = 'plain' | 'whole' | 'whole3';
+const WAYS: Readonly<Record<Way, { readonly folder: FolderName; readonly env: Record<string, string> }>> = {
   a: { folder: 'plain', env: {} },
   b: { folder: 'whole', env: {} },
   c: { folder: 'plain', env: { LOOKUP_STORES: 'false' } },
+  d: { folder: 'whole3', env: {} },
 };
 
-/** Where each way's look-ups must be counted: a spec look-up by the store with (a), every look-up with (b), none with (c). */
+/** Where each way's look-ups must be counted: a spec look-up by the store with (a), every look-up with (b) and (d), none with (c). */
 function expectedCount(way: Way, c: Case): string {
-  return way === 'c' ? 'duckdb' : way === 'b' || c.specOnly ? 'lookup_store' : 'duckdb';
+  return way === 'c' ? 'duckdb' : way === 'b' || way === 'd' || c.specOnly ? 'lookup_store' : 'duckdb';
 }
 
 /** A data folder and the label its load gave each release. */
@@ -133,7 +138,7 @@ function firstDifference(got: string, want: string): string {
 /** Each way's answers are (c)'s, byte for byte, and each look-up was counted by the path it must have taken. */
 function expectSameAnswers(served: Readonly<Record<Way, Served>>, cases: readonly Case[], what: string): void {
   const differences: string[] = [];
-  for (const way of ['a', 'b'] as const) {
+  for (const way of ['a', 'b', 'd'] as const) {
     cases.forEach((c, i) => {
       const got = served[way].texts[i]!;
       const want = served.c.texts[i]!;
@@ -141,26 +146,33 @@ function expectSameAnswers(served: Readonly<Record<Way, Served>>, cases: readonl
     });
   }
   expect(differences, `${what}: answers that differ from DuckDB's (c)`).to.deep.equal([]);
-  for (const way of ['a', 'b', 'c'] as const) {
+  for (const way of ['a', 'b', 'c', 'd'] as const) {
     expect([served[way].lookupPath, served[way].counted], `${what} (${way})`).to.deep.equal([way === 'c' ? 'duckdb' : 'lookup_store', cases.map((c) => expectedCount(way, c))]);
   }
 }
 
-/** Loads the same releases, in order, into `root/plain` (LOOKUP_STORE_EXTRAS=false) and into `root/whole` (the default). */
-async function loadBoth(root: string, releases: readonly { release: string; inputs: string[]; month: string | null }[]): Promise<Record<'plain' | 'whole', Folder>> {
-  const out = {} as Record<'plain' | 'whole', Folder>;
-  for (const [folder, env] of [['plain', { LOOKUP_STORE_EXTRAS: 'false' }], ['whole', {}]] as const) {
+/**
+ * Loads the same releases, in order, into `root/plain` (LOOKUP_STORE_EXTRAS=false), `root/whole`
+ * (the default) and `root/whole3` (the default, each version's store then rebuilt in format 3
+ * before the next load, as the release before format 4 left them).
+ */
+async function loadAll(root: string, releases: readonly { release: string; inputs: string[]; month: string | null }[]): Promise<Record<FolderName, Folder>> {
+  const out = {} as Record<FolderName, Folder>;
+  for (const [folder, env] of [['plain', { LOOKUP_STORE_EXTRAS: 'false' }], ['whole', {}], ['whole3', {}]] as const) {
     const config = testConfig(path.join(root, folder), env);
     const labels: Record<string, string> = {};
-    for (const r of releases) labels[r.release] = (await loadDrop({ dataDir: config.dataDir, inputs: r.inputs, month: r.month, settings: buildSettingsOf(config) })).label;
+    for (const r of releases) {
+      labels[r.release] = (await loadDrop({ dataDir: config.dataDir, inputs: r.inputs, month: r.month, settings: buildSettingsOf(config) })).label;
+      if (folder === 'whole3') await asEarlierRelease(config.dataDir, labels[r.release]!, 3);
+    }
     out[folder] = { dataDir: config.dataDir, labels };
   }
   return out;
 }
 
-async function serveEachWay(folders: Record<'plain' | 'whole', Folder>, cases: readonly Case[]): Promise<Record<Way, Served>> {
+async function serveEachWay(folders: Record<FolderName, Folder>, cases: readonly Case[]): Promise<Record<Way, Served>> {
   const served = {} as Record<Way, Served>;
-  for (const way of ['a', 'b', 'c'] as const) served[way] = await serveCases(folders[WAYS[way].folder], WAYS[way].env, cases);
+  for (const way of ['a', 'b', 'c', 'd'] as const) served[way] = await serveCases(folders[WAYS[way].folder], WAYS[way].env, cases);
   return served;
 }
 
@@ -221,7 +233,7 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
 
   describe('generated releases with every column (test/helpers/schema5-drops.ts), the second inheriting weeks, a month and geometry from the first', () => {
     const RELEASES: readonly Schema5Release[] = ['2022-02', '2022-03'];
-    let folders: Record<'plain' | 'whole', Folder>;
+    let folders: Record<FolderName, Folder>;
     let cases: Case[];
     // 300 POIs of any product (some only weekly, monthly or geometry), then 20 well-formed keys of none.
     const keys = schema5Keys(20);
@@ -229,7 +241,7 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
     before(async () => {
       const drops = [];
       for (const release of RELEASES) drops.push({ release, inputs: [await writeSchema5Drop(release, path.join(dir, `drop-${release}`))], month: release });
-      folders = await loadBoth(path.join(dir, 'generated'), drops);
+      folders = await loadAll(path.join(dir, 'generated'), drops);
       const sel = await selectionsFrom(folders.plain);
       cases = RELEASES.flatMap((r) => [
         ...casesOf(r, sel, { ...schema5History(r), geometry: true }, keys, true),
@@ -311,7 +323,7 @@ describe('the three look-up paths answer alike, whole: the spec\'s look-up store
     ];
     SETS.forEach((files, n) => {
       it(`${files.join(' + ')}: every field of every POI, on /v1 and /v2, the same bytes each way`, async () => {
-        const folders = await loadBoth(path.join(dir, `sample${n}`), [{ release: 'sample', inputs: files.map(sample), month: null }]);
+        const folders = await loadAll(path.join(dir, `sample${n}`), [{ release: 'sample', inputs: files.map(sample), month: null }]);
         const file = versionFilePath(folders.plain.dataDir, folders.plain.labels['sample']!);
         const column = async (sql: string) => (await queryFile(file, sql)).map((r) => String(Object.values(r)[0]));
         const held = await column(`SELECT placekey FROM ${TABLES.core} UNION SELECT placekey FROM ${TABLES.weekly} UNION SELECT placekey FROM ${TABLES.monthly}

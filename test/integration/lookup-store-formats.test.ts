@@ -1,11 +1,10 @@
 import { expect } from 'chai';
-import { copyFile, readFile, rename, writeFile } from 'node:fs/promises';
+import { copyFile, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { LookupStore } from '../../api/lookup/lookup-store.ts';
+import { asEarlierRelease } from '../helpers/earlier-store.ts';
 import { startServer } from '../../api/server.ts';
 import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
-import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
-import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { rollback } from '../../versions/rollback.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
@@ -110,24 +109,3 @@ describe('look-up store formats: a store of either format answers what its file 
     await served(first, ['2022-01-03', '2022-01-10']);
   });
 });
-
-/**
- * Makes version `label`'s look-up store what an earlier release built: format 1 (the spec's
- * documents, uncompressed) or 3 (every document, lmdb's LZ4), from the same version file, its
- * record's digests to match (later versions take them from that record).
- */
-async function asEarlierRelease(dataDir: string, label: string, format: 1 | 3): Promise<void> {
-  const recordFile = path.join(dataDir, `${label}.duckdb.facts.json`);
-  const instance = await openReadOnly(path.join(dataDir, `${label}.duckdb`), { memoryLimit: '256MB', threads: 1 });
-  let built: BuiltLookupStore;
-  try {
-    const conn = await instance.connect();
-    built = await buildLookupStore(conn, path.join(dataDir, '.tmp', `${label}.format-${format}`), { format, extras: format === 3 });
-    conn.closeSync();
-  } finally {
-    instance.closeSync();
-  }
-  await rename(built.file, path.join(dataDir, `${label}.lookup`));
-  const record = JSON.parse(await readFile(recordFile, 'utf8')) as Record<string, unknown>;
-  await writeFile(recordFile, JSON.stringify({ ...record, lookup: { bytes: built.bytes, sha256: built.sha256, headSha256: built.headSha256 } }));
-}
