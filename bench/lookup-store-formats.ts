@@ -1,34 +1,29 @@
 /**
  * The look-up store's formats against each other, built from the same version file in the same
- * run (versions/lookup-store-format.ts):
+ * run (versions/lookup-store-format.ts), every document of the file in each (the default,
+ * LOOKUP_STORE_EXTRAS):
  *   node bench/lookup-store-formats.ts --data DIR [--work bench/work/lookup-store-formats] [--rounds 3] [--seconds 4] [--baseline DIR]
- * - `format 1`: records as they are (the format of earlier releases, the writer's `format: 1`);
- * - `format 2`: the records compressed by lmdb's own LZ4 with the file's dictionary (the writer's
- *   default, format 3, whose `places` is this: its `extras` is built only with `extras: true`);
- * - `zstd`: each format-1 record compressed by node:zlib's zstd (level 3) with a 64 KiB raw
- *   dictionary of the file's documents, read back with `zstdDecompressSync`: compression of our
- *   own, kept only if it beat lmdb's. Built by re-encoding the format-1 store's records (its time
- *   is that alone, without DuckDB's read), read without the miss proof (it only helps it);
+ * - `format 3`: each record compressed by lmdb's own LZ4 with a 4 KiB dictionary of the file's
+ *   documents (the format of the release before, the writer's `format: 3`);
+ * - `format 4`: each record a zstd frame with a 64 KiB raw dictionary (the writer's default);
  * - with `--baseline DIR` (a checkout of an earlier commit, node_modules linked), that checkout's
- *   own writer too (`baseline`: today's release, for the build's wall and CPU time).
+ *   own writer too (`baseline`: for the build's wall and CPU time).
  * Builds alternate, `--rounds` times: wall seconds, the process's CPU seconds (every thread:
- * DuckDB's, lmdb's writer, the compression), bytes. Then each store in a process of its own,
- * alternating, `--rounds` times: 100-key look-ups of core + the newest week, 90% known keys, p50
- * and p99 one at a time, and look-ups per second with 16 callers on the event loop. Medians.
+ * DuckDB's, the encoding threads, lmdb's writer), the main thread's, bytes. Then each store in a
+ * process of its own, alternating, `--rounds` times, two look-ups of 100 keys (90% known): the
+ * spec's documents (core + the newest week) and every document of the file; p50 and p99 one at a
+ * time, and look-ups per second with 16 callers on the event loop. Medians.
  * DIR is a data folder holding a version (`npm run gen -- --pois 100000 --weeks 4 --out D`, then
  * `DATA_DIR=DIR npx placedata load D --month 2022-03`). Writes `<work>/results.json`.
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { zstdCompressSync } from 'node:zlib';
 import { Command } from 'commander';
-import { open } from 'lmdb';
 import { buildLookupStore, type BuiltLookupStore } from '../ingest/build/build-lookup-store.ts';
 import { openReadOnly } from '../shared/duckdb-open.ts';
-import { PLACES_DB } from '../versions/lookup-store-format.ts';
 import { poiOf } from '../tools/synthetic-places.ts';
 import type { FormatsRun } from './lookup-store-formats-child.ts';
 
@@ -38,7 +33,6 @@ const o = new Command().requiredOption('--data <dir>', 'data folder holding the 
   .opts<{ data: string; work: string; rounds: string; seconds: string; baseline?: string; buildsOnly?: boolean }>();
 
 const log = (line: string) => process.stderr.write(`[${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(2)}] ${line}\n`);
-const ZSTD_DICTIONARY_BYTES = 65536;
 
 const versionName = readdirSync(o.data).filter((f) => f.endsWith('.duckdb')).sort().at(-1);
 if (!versionName) throw new Error(`no version file in ${o.data}`);
@@ -48,7 +42,7 @@ const instance = await openReadOnly(path.join(o.data, versionName), { memoryLimi
 const conn = await instance.connect();
 
 type Build = typeof buildLookupStore;
-const builders: [string, Build][] = [['format 1', (c, f, x) => buildLookupStore(c, f, { ...x, format: 1 })], ['format 2', buildLookupStore]];
+const builders: [string, Build][] = [['format 3', (c, f, x) => buildLookupStore(c, f, { ...x, format: 3, extras: true })], ['format 4', (c, f, x) => buildLookupStore(c, f, { ...x, extras: true })]];
 if (o.baseline) {
   const old = (await import(path.resolve(o.baseline, 'ingest/build/build-lookup-store.ts'))) as { buildLookupStore: Build };
   builders.unshift(['baseline', old.buildLookupStore]);
@@ -64,7 +58,7 @@ for (let round = 0; round < Number(o.rounds); round++) {
     const started = performance.now();
     const cpu = process.cpuUsage();
     const mainCpu = process.threadCpuUsage();
-    const built = await build(conn, file, {});
+    const built = await build(conn, file, { extras: true });
     const used = process.cpuUsage(cpu);
     const usedHere = process.threadCpuUsage(mainCpu);
     const figures = { variant, round, wall_s: round2((performance.now() - started) / 1000), cpu_s: round2((used.user + used.system) / 1e6), main_cpu_s: round2((usedHere.user + usedHere.system) / 1e6), bytes: built.bytes, load1: round2(os.loadavg()[0]!) };
@@ -74,48 +68,6 @@ for (let round = 0; round < Number(o.rounds); round++) {
     if (previous) await rm(previous.file, { force: true });
     stores.set(variant, built);
   }
-  if (o.buildsOnly) continue;
-  const zstd = await zstdStore(stores.get('format 1')!.file, path.join(o.work, `zstd-${round}.lmdb`));
-  builds.push({ variant: 'zstd', round, ...zstd, load1: round2(os.loadavg()[0]!) });
-  log(JSON.stringify(builds.at(-1)));
-}
-
-/** Format 1's records, each compressed by zstd with a raw dictionary of documents: the store our own compression would write. */
-async function zstdStore(from: string, to: string): Promise<{ wall_s: number; cpu_s: number; main_cpu_s: number; bytes: number; file: string; dictionary: string }> {
-  const source = open({ path: from, noSubdir: true, readOnly: true, maxDbs: 3 });
-  const records = source.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary' });
-  const parts: Buffer[] = [];
-  let sampled = 0;
-  for (const { value } of records.getRange({ limit: 4096 })) {
-    if (sampled >= ZSTD_DICTIONARY_BYTES) break;
-    parts.push(value.subarray(2 + value[1]!)); // past the key: the column table and the documents
-    sampled += parts.at(-1)!.length;
-  }
-  const dictionary = Buffer.concat(parts).subarray(0, ZSTD_DICTIONARY_BYTES);
-  const started = performance.now();
-  const cpu = process.cpuUsage();
-  const mainCpu = process.threadCpuUsage();
-  const env = open({ path: to, noSubdir: true, mapSize: 2 ** 40, noSync: true, maxDbs: 3, pageSize: 16384 });
-  const places = env.openDB<Buffer, string>(PLACES_DB, { encoding: 'binary' });
-  let batch: [string, Buffer][] = [];
-  const flush = () => {
-    env.transactionSync(() => {
-      for (const [key, value] of batch) places.putSync(key, zstdCompressSync(value, { dictionary }), { append: true });
-    });
-    batch = [];
-  };
-  for (const { key, value } of records.getRange()) {
-    batch.push([key, Buffer.from(value)]);
-    if (batch.length === 2048) flush();
-  }
-  flush();
-  await env.close();
-  await source.close();
-  const used = process.cpuUsage(cpu);
-  const usedHere = process.threadCpuUsage(mainCpu);
-  const dictionaryFile = `${to}.dictionary`;
-  writeFileSync(dictionaryFile, dictionary);
-  return { wall_s: round2((performance.now() - started) / 1000), cpu_s: round2((used.user + used.system) / 1e6), main_cpu_s: round2((usedHere.user + usedHere.system) / 1e6), bytes: statSync(to).size, file: to, dictionary: dictionaryFile };
 }
 
 if (o.buildsOnly) {
@@ -128,22 +80,22 @@ if (o.buildsOnly) {
   console.log(JSON.stringify({ summary, load_average: os.loadavg().map(round2) }, null, 2));
   process.exit(0);
 }
-const columns = stores.get('format 2')!.columns;
+const columns = stores.get('format 4')!.columns;
 const known = (await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE reservoir(100000 ROWS) REPEATABLE (1)')).getRowObjectsJS().map((r) => String(r['placekey']));
 const held = new Set(known);
 conn.closeSync();
 instance.closeSync();
-const lastZstd = path.join(o.work, `zstd-${Number(o.rounds) - 1}.lmdb`);
 const run: FormatsRun = {
-  stores: Object.fromEntries([...stores].map(([v, s]) => [v, s])), zstd: { file: lastZstd, dictionary: `${lastZstd}.dictionary` }, columns, weekColumn: columns.at(-1)!,
+  stores: Object.fromEntries([...stores].map(([v, s]) => [v, s])), columns, weekColumn: columns.filter((c) => /^w\d{8}$/.test(c)).at(-1)!,
   known, unknown: Array.from({ length: 20000 }, (_, i) => poiOf(424242, i).placekey).filter((k) => !held.has(k)), seconds: Number(o.seconds),
 };
 const runFile = path.join(o.work, 'run.json');
 writeFileSync(runFile, JSON.stringify(run));
 
-interface LookupFigures { variant: string; c1: { p50_ms: number; p99_ms: number }; c16_rps: number; load1: number }
+interface Figures { c1: { p50_ms: number; p99_ms: number }; c16_rps: number }
+interface LookupFigures { variant: string; spec: Figures; every: Figures; load1: number }
 const lookups: LookupFigures[] = [];
-const readers = [...stores.keys(), 'zstd'];
+const readers = [...stores.keys()];
 for (let round = 0; round < Number(o.rounds); round++) {
   for (const variant of readers) {
     const child = spawnSync(process.execPath, [path.resolve('bench/lookup-store-formats-child.ts'), runFile, variant], { encoding: 'utf8', maxBuffer: 1 << 24 });
@@ -158,8 +110,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 const summary = Object.fromEntries(readers.map((v) => {
   const b = builds.filter((x) => x.variant === v);
   const l = lookups.filter((x) => x.variant === v);
-  return [v, { bytes: b[0]!.bytes, build_wall_s: median(b.map((x) => x.wall_s)), build_cpu_s: median(b.map((x) => x.cpu_s)), build_main_cpu_s: median(b.map((x) => x.main_cpu_s)), p50_ms: median(l.map((x) => x.c1.p50_ms)), p99_ms: median(l.map((x) => x.c1.p99_ms)), c16_rps: median(l.map((x) => x.c16_rps)) }];
+  const of = (which: 'spec' | 'every') => ({ p50_ms: median(l.map((x) => x[which].c1.p50_ms)), p99_ms: median(l.map((x) => x[which].c1.p99_ms)), c16_rps: median(l.map((x) => x[which].c16_rps)) });
+  return [v, { bytes: b[0]!.bytes, build_wall_s: median(b.map((x) => x.wall_s)), build_cpu_s: median(b.map((x) => x.cpu_s)), build_main_cpu_s: median(b.map((x) => x.main_cpu_s)), spec: of('spec'), every: of('every') }];
 }));
-const result = { when: new Date().toISOString(), version: versionName, columns, rows: stores.get('format 2')!.rows, load_average: os.loadavg().map(round2), summary, builds, lookups };
+const result = { when: new Date().toISOString(), version: versionName, columns, rows: stores.get('format 4')!.rows, load_average: os.loadavg().map(round2), summary, builds, lookups };
 writeFileSync(path.join(o.work, 'results.json'), JSON.stringify(result, null, 2));
 console.log(JSON.stringify({ ...result, builds: undefined, lookups: undefined }, null, 2));
