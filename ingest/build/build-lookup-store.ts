@@ -161,12 +161,15 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
     queued = last;
     written += keys.length;
   };
+  // The threads to go back to, when a wide build had to lower them (an instance of one thread, or
+  // one whose settings are locked with one, is left as it is).
   const threads = plan.wide ? await currentThreads(conn) : null;
+  const lowered = threads !== null && threads > 1;
   try {
     // A wide range's statement holds a row of documents per key on every thread: with years of
     // weeks (hundreds of document columns) two threads ran out of memory where one did not
     // (20k POIs x 260 weeks at 768MB), so wide builds run on one thread.
-    if (threads !== null) await conn.run('SET threads = 1');
+    if (lowered) await conn.run('SET threads = 1');
     const start = (i: number) => {
       const result = connections[i % connections.length]!.stream(plan.select(plan.ranges[i]!));
       result.catch(() => undefined); // awaited in turn below
@@ -209,7 +212,7 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
   } finally {
     await encoders?.close();
     second?.closeSync();
-    if (threads !== null) await conn.run(`SET threads = ${threads}`);
+    if (lowered) await conn.run(`SET threads = ${threads}`);
   }
   if (written !== rows) throw new Error(`read ${written} placekeys of the file, counted ${rows}`);
   // No key at all: the databases are still there (the reader opens them), with empty dictionaries.

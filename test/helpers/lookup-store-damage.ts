@@ -89,7 +89,7 @@ export function damageCases(file: Buffer, seed: number, perKind: number): Damage
     return { at: r.value.at, length: docsStart(file, r.value) };
   }, (span) => (compressed ? headerKey.get(span.at) : undefined));
   const docKey = new Map<number, string>();
-  inSpan(zstd ? 'zstd frame size and blocks (key, lengths, crcs, documents)' : compressed ? 'compressed record bytes (key, lengths, crcs, documents)' : 'document bytes', false, () => {
+  inSpan(zstd ? 'zstd frame size and blocks (lengths, documents, crc)' : compressed ? 'compressed record bytes (key, lengths, crcs, documents)' : 'document bytes', false, () => {
     const r = record();
     const start = docsStart(file, r.value);
     docKey.set(r.value.at + start, r.keyText);

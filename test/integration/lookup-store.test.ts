@@ -126,9 +126,9 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
   before(async () => {
     dir = await makeTempDir('lookup-store');
     narrow = await fixture(dir, 'narrow', 1200, 3);
-    // Records of sixty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
+    // Records of eighty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
     // (about 2 KB; at 16 KiB, 8 KB: a record of a drop's few weeks never is): values in overflow pages.
-    wide = await fixture(dir, 'wide', 300, 60, 4096);
+    wide = await fixture(dir, 'wide', 300, 80, 4096);
     // Format 3 (lmdb's LZ4), as the release before format 4 built it.
     lz4 = await fixture(dir, 'lz4', 600, 3, undefined, 3);
     older = await earlierRelease(dir);
