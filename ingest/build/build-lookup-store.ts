@@ -43,6 +43,8 @@ export interface BuildLookupStoreOptions {
   readonly connect?: () => Promise<DuckDBConnection>;
   /** Format 3 on: whether the store holds every document a look-up reads (`extras`), not only the spec's. */
   readonly extras?: boolean;
+  /** Documents a placekey range holds (default: by the connection's memory limit, store-plan.ts): for the tests of many ranges. */
+  readonly documentsPerRange?: number;
   /** Threads that make (and in format 4 compress) the records (ingest/build/record-encoders.ts). Default: one per core. */
   readonly encoders?: number;
 }
@@ -72,7 +74,7 @@ export const DEFAULT_PAGE_SIZE = 16384;
  */
 export async function buildLookupStore(conn: DuckDBConnection, file: string, options: BuildLookupStoreOptions = {}): Promise<BuiltLookupStore> {
   if (await stat(file).then(() => true, () => false)) throw new Error(`${file} exists already`);
-  const plan = await storePlan(conn, options.format ?? LOOKUP_STORE_FORMAT, options.extras ?? false);
+  const plan = await storePlan(conn, options.format ?? LOOKUP_STORE_FORMAT, options.extras ?? false, options.documentsPerRange);
   try {
     const rows = await writeStore(conn, file, plan, options);
     await rm(`${file}-lock`, { force: true });
@@ -175,10 +177,13 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
       result.catch(() => undefined); // awaited in turn below
       return result;
     };
+    // The next range's statement runs beside this one's only on a connection of its own: a
+    // statement started on a connection ends the result that connection was streaming.
+    const ahead = connections.length > 1;
     let next = plan.ranges.length > 0 ? start(0) : null;
     for (let i = 0; next !== null; i++) {
       const result = await next;
-      next = i + 1 < plan.ranges.length ? start(i + 1) : null;
+      next = ahead && i + 1 < plan.ranges.length ? start(i + 1) : null;
       for (;;) {
         options.signal?.throwIfAborted();
         const chunk = await result.fetchChunk();
@@ -205,6 +210,7 @@ async function writeRecords(conn: DuckDBConnection, env: RootDatabase, plan: Sto
         encoding.push({ keys, records });
         while (encoding.length > threadCount) await appendOldest();
       }
+      if (!ahead && i + 1 < plan.ranges.length) next = start(i + 1);
     }
     while (encoding.length > 0) await appendOldest();
     await queued;

@@ -69,10 +69,10 @@ function rangeFilter({ lo, hi }: Range): string {
 
 /**
  * The plan of a file's look-up store: `places` always; with `extras` (format 3 on) every other
- * document too. The file's tables hold
+ * document too; ranges of about `perRange` documents (default: by the connection's memory limit). The file's tables hold
  * only its own partitions (schema 5 on), so its store holds only its own documents.
  */
-export async function storePlan(conn: DuckDBConnection, format: LookupStoreFormat, extras: boolean): Promise<StorePlan> {
+export async function storePlan(conn: DuckDBConnection, format: LookupStoreFormat, extras: boolean, perRange?: number): Promise<StorePlan> {
   const whole = format >= 3 && extras;
   const core = await columnsOf(conn, TABLES.core);
   const weekly = await columnsOf(conn, TABLES.weekly);
@@ -91,7 +91,7 @@ export async function storePlan(conn: DuckDBConnection, format: LookupStoreForma
     .map((t) => `SELECT placekey FROM ${t} WHERE ${filter}`).join(' UNION ');
   const rows = Number((await rowsOf(conn, `SELECT count(*)::BIGINT AS n FROM (${keys('true')})`))[0]!['n']);
   const documents = rows + Number((await rowsOf(conn, `SELECT (SELECT count(*) FROM ${TABLES.weekly}) + (SELECT count(*) FROM ${TABLES.monthly}) AS n`))[0]!['n']);
-  const slices = Math.max(1, Math.ceil(documents / await documentsPerRange(conn)));
+  const slices = Math.max(1, Math.ceil(documents / (perRange ?? await documentsPerRange(conn))));
   const bounds = slices === 1 || rows === 0 ? [] : [...new Set((await rowsOf(conn,
     `SELECT unnest(quantile_disc(placekey, [${Array.from({ length: slices - 1 }, (_, i) => (i + 1) / slices).join(', ')}])) AS b FROM (${keys('true')})`))
     .map((r) => String(r['b'])))];

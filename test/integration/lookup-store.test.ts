@@ -5,6 +5,7 @@ import path from 'node:path';
 import { LookupStore } from '../../api/lookup/lookup-store.ts';
 import { verifyLookupStore } from '../../api/lookup/verify-lookup-store.ts';
 import { buildLookupStore, type BuiltLookupStore } from '../../ingest/build/build-lookup-store.ts';
+import { storePlan } from '../../ingest/build/store-plan.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { openReadOnly } from '../../shared/duckdb-open.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
@@ -193,6 +194,27 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     applyDamage(copy, { name: 'cut short', category: '', structural: true, writes: [], truncateTo: narrow.built.bytes - 4096 });
     await expectDamaged(Promise.resolve().then(() => LookupStore.open(copy, narrow.built)), 'copy.lmdb', new RegExp(`^it is ${narrow.built.bytes - 4096} bytes, built ${narrow.built.bytes}$`));
     await expectDamaged(verifyLookupStore(copy, narrow.built), 'copy.lmdb', new RegExp(`^it is ${narrow.built.bytes - 4096} bytes, built ${narrow.built.bytes}$`));
+  });
+
+  it('holds every key when its placekey ranges are read one after another on one connection (a wide file\'s, or no second one given)', async () => {
+    // 30,000 POIs x 1 week, ranges of 20,000 documents: three ranges of about 10,000 keys, each several chunks of DuckDB's (a range of one or two was read whole before the next statement started).
+    const many = await fixture(dir, 'ranges', 30000, 1);
+    const data = path.join(dir, 'ranges-data');
+    const instance = await openReadOnly(path.join(data, (await readdir(data)).find((f) => f.endsWith('.duckdb'))!), { memoryLimit: '512MB', threads: 2 });
+    const conn = await instance.connect();
+    try {
+      expect((await storePlan(conn, LOOKUP_STORE_FORMAT, true, 20000)).ranges.length).to.equal(3);
+      const built = await buildLookupStore(conn, path.join(dir, 'ranges-one-connection.lmdb'), { extras: true, documentsPerRange: 20000 });
+      const store = LookupStore.open(built.file, built);
+      try {
+        expect(texts(store.lookup([...many.truth.keys()], many.columns))).to.deep.equal(many.truth);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      conn.closeSync();
+      instance.closeSync();
+    }
   });
 
   it('is not built over a file that exists, and a build aborted leaves no file', async () => {
