@@ -80,6 +80,7 @@ export class RecordDecompressor {
   readonly #file: string;
   readonly #dctx = new zstd.DCtx();
   readonly #ddict: Zstd.DDict | null;
+  /** Records are about 1-10 KB: 64 KiB holds nearly all of them without asking a frame its size. */
   #out = Buffer.allocUnsafe(1 << 16);
 
   constructor(file: string, dictionary: Uint8Array) {
@@ -89,11 +90,17 @@ export class RecordDecompressor {
 
   /**
    * The record of the frame `value`, found under `key` (lmdb's read buffer may be passed: it is
-   * read before this returns), in a buffer of this decompressor's reused until the next call. A
-   * frame that does not state its size, states more than MAX_RECORD_BYTES, or does not inflate to
-   * exactly its size is damage.
+   * read before this returns), in a buffer of this decompressor's reused until the next call. One
+   * native call when the record fits the buffer (records are about 1-10 KB); a frame too large for
+   * it is sized from the size it states first, and one that states none, or more than
+   * MAX_RECORD_BYTES, or that does not inflate to exactly its size, is damage.
    */
   decompress(value: Uint8Array, key: string): Buffer {
+    try {
+      return this.#out.subarray(0, this.#inflate(value));
+    } catch (err) {
+      if (!/too small/i.test((err as Error).message)) throw this.#damaged(key, err);
+    }
     const record = `the record of ${JSON.stringify(key)}`;
     let size: number | null;
     try {
@@ -102,14 +109,25 @@ export class RecordDecompressor {
       throw new LookupStoreDamaged(this.#file, `${record} is not a zstd frame: ${(err as Error).message}`);
     }
     if (size === null || size > MAX_RECORD_BYTES) throw new LookupStoreDamaged(this.#file, `${record} is a zstd frame without a size a record can have`);
-    if (this.#out.length < size) this.#out = Buffer.allocUnsafe(Math.max(size, this.#out.length * 2));
+    this.#out = Buffer.allocUnsafe(Math.max(size, this.#out.length * 2));
     let n: number;
     try {
-      n = this.#ddict === null ? this.#dctx.decompress(this.#out, value) : this.#dctx.decompressUsingDDict(this.#out, value, this.#ddict);
+      n = this.#inflate(value);
     } catch (err) {
-      throw new LookupStoreDamaged(this.#file, `${record} does not inflate: ${(err as Error).message}`);
+      throw this.#damaged(key, err);
     }
     if (n !== size) throw new LookupStoreDamaged(this.#file, `${record} inflates to ${n} bytes, its frame says ${size}`);
     return this.#out.subarray(0, n);
+  }
+
+  #inflate(value: Uint8Array): number {
+    return this.#ddict === null ? this.#dctx.decompress(this.#out, value) : this.#dctx.decompressUsingDDict(this.#out, value, this.#ddict);
+  }
+
+  /** zstd's refusal of a frame, as the damage it is (its header unreadable, or its blocks). */
+  #damaged(key: string, err: unknown): LookupStoreDamaged {
+    const message = (err as Error).message;
+    const record = `the record of ${JSON.stringify(key)}`;
+    return new LookupStoreDamaged(this.#file, /header|Unknown frame descriptor/i.test(message) ? `${record} is not a zstd frame: ${message}` : `${record} does not inflate: ${message}`);
   }
 }

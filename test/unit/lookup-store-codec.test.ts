@@ -39,6 +39,11 @@ describe('format 4\'s record codec: zstd frames with a dictionary of the store\'
       const frames = values.map((v) => Buffer.from(compressor.compress(v)));
       expect(frames.map((f) => Buffer.from(decompressor.decompress(f, 'k')))).to.deep.equal(values.map((v) => Buffer.from(v)));
     }));
+    // A record larger than the reader's buffer: sized from its frame, then inflated.
+    const big = Buffer.from(Array.from({ length: 30000 }, (_, i) => doc(i)).join(''));
+    expect(big.length).to.be.greaterThan(1 << 20);
+    const frame = Buffer.from(new RecordCompressor(Buffer.alloc(0), 3).compress(big));
+    expect(Buffer.from(new RecordDecompressor('t.lmdb', Buffer.alloc(0)).decompress(frame, 'k'))).to.deep.equal(big);
     const sized = (dictionary: Buffer) => {
       const compressor = new RecordCompressor(dictionary, 6);
       return records.reduce((n, r) => n + compressor.compress(r).length, 0);
@@ -53,7 +58,7 @@ describe('format 4\'s record codec: zstd frames with a dictionary of the store\'
     const key = '222-225@5vg-7gq-005';
     expect(readDocuments('t.lmdb', decompressor.decompress(frame, key), key, crc32(key), 4, 2, [0, 1]).map((d) => d?.toString())).to.deep.equal([doc(5), doc(6)]);
     const record = `the record of "${key}"`;
-    expect(refusal(() => decompressor.decompress(Buffer.from('not a frame at all'), key))).to.equal(`${record} is not a zstd frame: Could not parse Zstandard header`);
+    expect(refusal(() => decompressor.decompress(Buffer.from('not a frame at all'), key))).to.equal(`${record} is not a zstd frame: Unknown frame descriptor`);
     expect(refusal(() => decompressor.decompress(frame.subarray(0, frame.length - 3), key))).to.equal(`${record} does not inflate: Src size is incorrect`);
     expect(refusal(() => decompressor.decompress(Buffer.concat([frame, Buffer.from([1, 2, 3])]), key))).to.equal(`${record} does not inflate: Src size is incorrect`);
     // The frame's stated size (one byte after the descriptor, for a record this small) made larger than the record.
