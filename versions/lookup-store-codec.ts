@@ -5,10 +5,11 @@
  * (CDict, DDict) loaded once per store: `node:zlib`'s zstd loads the dictionary on every call
  * (29-50 us a record against 1-6 us here; bench/NOTES.md, Look-up store codec).
  *
- * The frames carry their content size (the reader sizes its buffer from it, bounded) and neither
- * zstd's checksum nor the dictionary's id: the record's own CRC-32, seeded by its key and
- * database, proves every byte of it and whose it is, which zstd's checksum would not (it proves
- * bytes, not whose), and the store's meta record names its dictionaries.
+ * The frames carry their content size (a reader asks it of a frame too large for its buffer,
+ * bounded) and neither zstd's checksum nor a dictionary id (zstd's defaults for single-call
+ * compression, and a raw-content dictionary has no id): the record's own CRC-32, seeded by its
+ * key and database, proves every byte of it and whose it is, which zstd's checksum would not (it
+ * proves bytes, not whose), and the store's meta record names its dictionaries.
  *
  * The dictionaries are raw content (records end to end): zstd-napi, like every binding the
  * registry has, does not expose zstd's dictionary trainer. Measured on a 100k-POI x 4-week drop
@@ -60,10 +61,6 @@ export class RecordCompressor {
   constructor(dictionary: Uint8Array, level: number) {
     this.#level = level;
     this.#cdict = dictionary.length === 0 ? null : new zstd.CDict(dictionary, level);
-    this.#cctx.setParameter(zstd.CParameter.compressionLevel, level);
-    this.#cctx.setParameter(zstd.CParameter.checksumFlag, 0);
-    this.#cctx.setParameter(zstd.CParameter.dictIDFlag, 0);
-    this.#cctx.setParameter(zstd.CParameter.contentSizeFlag, 1);
   }
 
   /** The frame of `record`, in a buffer of this compressor's reused until the next call. */
