@@ -34,8 +34,9 @@ export const ZSTD_LEVEL = { places: 6, extras: 3 } as const;
 const MAX_RECORD_BYTES = 64 * 1024 * 1024;
 
 /**
- * A dictionary of raw content: whole records, every `step`-th of `records` so that it samples
- * more than the first few, end to end up to ZSTD_DICTIONARY_BYTES. An empty one for no records.
+ * A dictionary of raw content: whole samples (the build passes a chunk's joined documents), every
+ * `step`-th of `records` so that it takes more than the first few, end to end up to
+ * ZSTD_DICTIONARY_BYTES. An empty one for no samples.
  */
 export function rawDictionary(records: readonly Uint8Array[]): Buffer {
   let bytes = 0;

@@ -21,7 +21,7 @@ export type StoredDocuments = (Buffer | null)[];
  * One immutable file's look-up store (versions/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
  * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
- * store of format 2 or 3, its checks: microseconds). Stores of every format are read alike.
+ * store of format 2 or 3 and by the store's zstd codec in format 4, its checks: microseconds). Stores of every format are read alike.
  *
  * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
  * asked for and each document its crc (seeded by key and column); a key not found must be proved
@@ -91,7 +91,8 @@ export class LookupStore {
    * against those recorded at build, before lmdb reads it (a truncated file, or a damaged meta
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
    * the meta record's crc and format, the dictionary records against the meta record's
-   * length and crc (its records are opened with it: lmdb decompresses them as it reads), and the
+   * length and crc (formats 2 and 3: lmdb decompresses each record with it as it reads; format 4:
+   * the store's zstd codec, versions/lookup-store-codec.ts), and the
    * counts (checkCounts). Stores of formats 1 to 3 (earlier releases) and 4 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.

@@ -26,15 +26,13 @@ export interface EncodeRequest {
   readonly extras: Packed | null;
 }
 
-export type EncodeReply =
-  | { readonly id: number; readonly places: Packed; readonly extras: Packed | null }
-  | { readonly id: number; readonly error: string };
-
 /** A chunk's records as the threads made them: each key's value of `places` and of `extras`. */
 export interface EncodedChunk {
   readonly places: Packed;
   readonly extras: Packed | null;
 }
+
+export type EncodeReply = (EncodedChunk & { readonly id: number }) | { readonly id: number; readonly error: string };
 
 /** Packs byte strings into one buffer (handed to a thread without a copy). */
 export function pack(values: readonly Uint8Array[]): Packed {
