@@ -31,6 +31,7 @@ import { takeLease } from './http/take-lease.ts';
 import type { ServedVersions } from './versions/served-versions.ts';
 import type { VersionDiffFn } from './graphql/request-context.ts';
 import { holdRoutes, type HoldActions } from './pages/hold-routes.ts';
+import { SummaryGate, type SummaryBudget } from './search/summary-gate.ts';
 
 export interface AppOptions {
   readonly store: ServedVersions;
@@ -54,6 +55,8 @@ export interface AppOptions {
   readonly exportCost: number;
   /** How long an export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS). */
   readonly exportStallMs: number;
+  /** Summaries at once and each one's time limit (SUMMARY_CONCURRENCY, SUMMARY_TIMEOUT_MS). */
+  readonly summaryBudget: SummaryBudget;
   /** Most queries one bulk match upload holds (MATCH_UPLOAD_MAX_QUERIES). */
   readonly matchUploadMaxQueries: number;
   /** True once shutdown has begun: new requests are refused with 503. */
@@ -104,6 +107,7 @@ export function createApp(options: AppOptions): express.Express {
   if (options.admin.holds) app.use(holdRoutes({ ...options, holds: options.admin.holds }));
   const currentLabel = () => options.store.current?.label ?? null;
   const persisted = new PersistedQueries(options.persistedQueryCacheBytes);
+  const summaries = new SummaryGate(options.summaryBudget);
   // Each path has its own schema (docs/api.md: /v1 and /v2) over the same data and resolvers.
   for (const [route, schema] of [['/v1/graphql', buildV1Schema()], ['/v2/graphql', buildV2Schema()]] as const) {
     app.options(route, preflight('GET, POST, OPTIONS'));
@@ -118,7 +122,7 @@ export function createApp(options: AppOptions): express.Express {
       readOperation(options.maxTokens),
       ...(options.limiter ? [rateLimit(options.limiter)] : []),
       takeLease(options.store),
-      graphqlRoute({ ...options, schema, currentLabel }));
+      graphqlRoute({ ...options, schema, currentLabel, summaries }));
   }
   // Bulk export: the same key check and rate limiter as GraphQL, and the same version lease
   // (pinning included), held until the stream ends (docs/api.md, Bulk export).

@@ -79,6 +79,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs,
     matchUploadMaxQueries: config.matchUploadMaxQueries, draining: () => draining,
+    summaryBudget: { concurrency: config.summaryConcurrency, timeoutMs: config.summaryTimeoutMs },
     admin: {
       // The same verified pointer move as `placedata rollback`.
       // Retention follows every act that changes what is current (RETAIN_VERSIONS), as after a load.

@@ -60,6 +60,10 @@ export interface Config {
   readonly exportCost: number;
   /** How long a bulk export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS, default 60000). */
   readonly exportStallMs: number;
+  /** Summaries (`patterns_summary`) one API process runs at once; more are refused with SUMMARIES_BUSY (SUMMARY_CONCURRENCY, default 2). */
+  readonly summaryConcurrency: number;
+  /** How long a summary may run before it is stopped with SUMMARY_TIMEOUT (SUMMARY_TIMEOUT_MS, default 10000). */
+  readonly summaryTimeoutMs: number;
   /** Most queries one bulk match upload (`POST /v1/export/match`) may hold (MATCH_UPLOAD_MAX_QUERIES, default 50000); its body may hold 1 KiB a query. */
   readonly matchUploadMaxQueries: number;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
@@ -328,6 +332,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     exportConcurrency: intVar(env, 'EXPORT_CONCURRENCY', 2, 1, 64),
     exportCost: intVar(env, 'EXPORT_COST', 1000, 1, 1_000_000_000),
     exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
+    summaryConcurrency: intVar(env, 'SUMMARY_CONCURRENCY', 2, 1, 64),
+    summaryTimeoutMs: intVar(env, 'SUMMARY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     matchUploadMaxQueries: intVar(env, 'MATCH_UPLOAD_MAX_QUERIES', 50_000, 1, 1_000_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),

@@ -59,6 +59,12 @@ export const ErrorCodes = {
   MONTH_NOT_FOUND: 'MONTH_NOT_FOUND',
   /** The process already streams as many bulk exports as it may (EXPORT_CONCURRENCY). */
   EXPORTS_BUSY: 'EXPORTS_BUSY',
+  /** The process already runs as many summaries as it may (SUMMARY_CONCURRENCY): try again shortly. */
+  SUMMARIES_BUSY: 'SUMMARIES_BUSY',
+  /** A summary ran past its time limit (SUMMARY_TIMEOUT_MS) and was stopped: narrow its filter or weeks. */
+  SUMMARY_TIMEOUT: 'SUMMARY_TIMEOUT',
+  /** A summary needed more memory than the served version's limit (API_MEMORY_LIMIT): narrow it, or group by less. */
+  SUMMARY_TOO_LARGE: 'SUMMARY_TOO_LARGE',
   /** A command's input file does not exist (`placedata match <in>`). */
   INPUT_NOT_FOUND: 'INPUT_NOT_FOUND',
   /** A user's own file cannot be read as the format its name says, or lacks the columns it needs (`placedata match`). */

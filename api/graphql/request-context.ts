@@ -1,5 +1,6 @@
 import type { DiffPaging, VersionDiff } from '../../versions/diff/version-diff-types.ts';
 import type { Found } from '../lookup/lookup-queries.ts';
+import type { SummaryGate } from '../search/summary-gate.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import type { Lease } from '../versions/served-versions.ts';
 
@@ -27,6 +28,8 @@ export type RequestContext = {
    * completed field by field.
    */
   readonly rawDocuments?: { add(bytes: Buffer): string };
+  /** The process's summary budget (`patterns_summary`); absent where a caller runs the schema without the app (a default budget then). */
+  readonly summaries?: SummaryGate;
 };
 
 /** An entry of `batch_lookup` (or a search result): the key as asked, and the documents fetched for the whole request. */

@@ -1,7 +1,7 @@
 import type { GraphQLFieldConfig, GraphQLSchema } from 'graphql';
 
 /** The kinds of root field, as metrics and logs name a request's operation (api/http/request-kind.ts). */
-export const ROOT_KINDS = ['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions', 'version_diff'] as const;
+export const ROOT_KINDS = ['batch_lookup', 'lookup', 'batch_match', 'search', 'dataset_versions', 'version_diff', 'summary'] as const;
 export type RootKind = (typeof ROOT_KINDS)[number];
 
 /**

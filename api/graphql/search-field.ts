@@ -49,7 +49,7 @@ interface RangeArgs {
 const pageKey = (args: PageArgs): string => `${args.first ?? DEFAULT_PAGE}|${args.after ?? ''}`;
 const rangeKey = (args: RangeArgs): string => `${args.start_date}|${args.end_date}`;
 
-const PageInfo = new GraphQLObjectType({
+export const PageInfo = new GraphQLObjectType({
   name: 'PageInfo',
   description: 'Where a page of search results ends, and whether more follow.',
   fields: {

@@ -12,6 +12,7 @@ import { RawDocuments } from './raw-documents.ts';
 import { makeFormatError } from '../graphql/format-error.ts';
 import { withCode } from '../graphql/with-code.ts';
 import { complexityRule, type QueryLimits } from '../graphql/query-limits.ts';
+import type { SummaryGate } from '../search/summary-gate.ts';
 import type { RequestContext } from '../graphql/request-context.ts';
 import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
@@ -26,6 +27,8 @@ export interface GraphqlRouteOptions extends QueryLimits {
   /** `version_diff` (absent: the field answers an internal error). */
   readonly versionDiff?: VersionDiffFn;
   readonly log: Logger;
+  /** The process's summary budget (api/search/summary-gate.ts), shared by both paths. */
+  readonly summaries: SummaryGate;
 }
 
 /**
@@ -98,6 +101,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     context: (req) => ({
       lease: leaseOf((req.context as { res: Response }).res), maxBatch: options.maxBatch, catalog: options.catalog, currentLabel: options.currentLabel,
       ...(options.versionDiff ? { versionDiff: options.versionDiff } : {}), rowsByRootKey: new Map<string, number>(), rawDocuments: (req.context as { raw: RawDocuments }).raw,
+      summaries: options.summaries,
     }),
     // graphql-http answers its own request errors (missing query, bad variables) in JSON whatever
     // was negotiated: they are answered in the negotiated type here, with the same status.

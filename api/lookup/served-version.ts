@@ -189,6 +189,12 @@ export class ServedVersion {
     return file !== undefined && hasWeekExtras(columnsIn(this.#columns, file, TABLES.weekly));
   }
 
+  /** The columns of the weekly table holding this week (empty for a week the version does not hold). */
+  weeklyColumns(week: string): readonly string[] {
+    const file = this.#routes.weeks.get(week);
+    return file === undefined ? [] : columnsIn(this.#columns, file, TABLES.weekly);
+  }
+
   /**
    * Where a product's rows are in this version: the database (a file's label) and table. Core and
    * geometry come from the file holding them, a week's or month's rows from the file holding that

@@ -1,0 +1,182 @@
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteIdent } from '../../shared/sql.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
+import type { FilterSql } from './search-filter.ts';
+import type { SummaryPosition } from './summary-cursor.ts';
+
+/** What a summary may group by: the week, a core attribute of the POI, or the POI itself. */
+export const GROUP_KEYS = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'] as const;
+export type GroupKey = (typeof GROUP_KEYS)[number];
+
+/** The values a group can be ordered by. */
+export const ORDER_VALUES = ['pois', 'poi_weeks', 'raw_visit_counts', 'raw_visitor_counts'] as const;
+export type OrderValue = (typeof ORDER_VALUES)[number];
+
+/** Map columns whose entries a summary merges over a group (their top entries: where visitors come from, on what devices, ...). */
+export const MAP_COLUMNS = ['visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'device_type',
+  'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand'] as const;
+export type MapColumn = (typeof MAP_COLUMNS)[number];
+
+/** Element-by-element sums of these list columns: days of the week (7), hours of the week (168). */
+const LIST_LENGTHS = { visits_by_day: 7, visits_by_each_hour: 168 } as const;
+export type ListColumn = keyof typeof LIST_LENGTHS;
+/** Medians and means of these numbers over a group's rows. */
+export const STAT_COLUMNS = ['median_dwell', 'distance_from_home'] as const;
+export type StatColumn = (typeof STAT_COLUMNS)[number];
+
+/** A summary, checked: which POIs (filter, Placekeys), which weeks, how grouped, what is computed, which page. */
+export interface SummaryRequest {
+  readonly filter: FilterSql;
+  /** Only these POIs (with the filter: both must match); null for every POI the filter matches. */
+  readonly placekeys: readonly string[] | null;
+  /** Mondays (YYYY-MM-DD) the version holds, oldest first. */
+  readonly weeks: readonly string[];
+  readonly groupBy: readonly GroupKey[];
+  readonly lists: ReadonlySet<ListColumn>;
+  readonly stats: ReadonlySet<StatColumn>;
+  /** Top entries of map columns: column and how many, as the fields ask for them. */
+  readonly tops: readonly { readonly column: MapColumn; readonly first: number }[];
+  readonly order: { readonly value: OrderValue | null; readonly descending: boolean };
+  readonly first: number;
+  readonly after: SummaryPosition | null;
+}
+
+/** One group of a summary: its key values (null for keys not grouped by) and its values. */
+export interface SummaryGroup {
+  readonly key: Readonly<Record<GroupKey, string | number | null>>;
+  readonly pois: number;
+  readonly poi_weeks: number;
+  readonly raw_visit_counts: number | null;
+  readonly raw_visitor_counts: number | null;
+  readonly lists: Readonly<Partial<Record<ListColumn, (number | null)[]>>>;
+  readonly stats: Readonly<Partial<Record<StatColumn, { median: number | null; mean: number | null }>>>;
+  /** By `${column}|${first}`: the entries with the largest sums, largest first (ties by key). */
+  readonly tops: ReadonlyMap<string, { key: string; value: number }[]>;
+  /** Where the group sits in the order (its cursor). */
+  readonly position: SummaryPosition;
+}
+
+export interface SummaryPage {
+  readonly groups: readonly SummaryGroup[];
+  readonly more: boolean;
+}
+
+export const topKey = (column: MapColumn, first: number): string => `${column}|${first}`;
+
+/** Binds each value as a parameter of its own (`$<prefix><i>`), for an IN list: the list's SQL. */
+function bindEach(params: Record<string, unknown>, prefix: string, values: readonly string[]): string {
+  return values.map((v, i) => {
+    params[`${prefix}${i}`] = v;
+    return `$${prefix}${i}`;
+  }).join(', ') || 'NULL';
+}
+
+/** The core attributes a group key reads (`brand`: one group per brand of a POI). */
+const CORE_KEYS: ReadonlySet<GroupKey> = new Set(['region', 'city', 'postal_code', 'naics_code', 'top_category', 'sub_category']);
+
+/**
+ * The SQL shared by a summary's statements: `p`, the matching POIs from the version's core (one
+ * row per brand when grouped by brand), and `w`, the weeks' rows of the files holding them (each
+ * week read from the one file the version takes it from), joined as `r`, with the group's key
+ * columns (`k_<key>`) and its key text (`kt`, the order among equal values and the cursor's).
+ */
+function baseSql(version: ServedVersion, request: SummaryRequest, params: Record<string, unknown>): string {
+  const core = version.coreColumns;
+  const byBrand = request.groupBy.includes('brand');
+  const coreCols = [...CORE_KEYS].filter((k) => request.groupBy.includes(k)).map((k) => (core.has(k) ? k : `NULL AS ${k}`));
+  if (byBrand) coreCols.push(core.has('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS brand' : 'NULL::VARCHAR AS brand');
+  const keys = request.placekeys === null ? '' : ` AND placekey IN (${bindEach(params, 'pk', request.placekeys)})`;
+  Object.assign(params, request.filter.params);
+  const p = `SELECT placekey${coreCols.map((c) => `, ${c}`).join('')} FROM ${version.tableOf('core')} WHERE ${request.filter.where}${keys}`;
+
+  // Each file's weeks in one scan of its table; a column the file lacks reads as NULL.
+  const byFile = new Map<string, string[]>();
+  for (const week of request.weeks) {
+    const table = version.tableOf('weekly', week);
+    byFile.set(table, [...(byFile.get(table) ?? []), week]);
+  }
+  const wanted = ['raw_visit_counts', 'raw_visitor_counts', ...request.lists, ...request.stats, ...new Set(request.tops.map((t) => t.column))];
+  const parts = [...byFile].map(([table, weeks], i) => {
+    const columns = version.weeklyColumns(weeks[0]!);
+    return `SELECT placekey, week_start${wanted.map((c) => `, ${columns.includes(c) ? quoteIdent(c) : `NULL AS ${quoteIdent(c)}`}`).join('')}
+      FROM ${table} WHERE week_start IN (${bindEach(params, `w${i}_`, weeks)})`;
+  });
+  const w = parts.length ? parts.join('\n      UNION ALL ') : `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${wanted.map((c) => `, NULL AS ${quoteIdent(c)}`).join('')} WHERE false`;
+  const keyCols = request.groupBy.map((k) => `${k === 'week' ? "strftime(w.week_start, '%Y-%m-%d')" : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS k_${k}`);
+  const kt = request.groupBy.length ? `to_json([${request.groupBy.map((k) => `k_${k}::VARCHAR`).join(', ')}])::VARCHAR` : "''";
+  return `WITH p AS (${p}),
+    w AS (${w}),
+    j AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} FROM w JOIN p USING (placekey)),
+    r AS (SELECT *, ${kt} AS kt FROM j)`;
+}
+
+/** The order value of a group as SQL: NULLs (a sum of nothing) last either way. */
+function orderSql(request: SummaryRequest): string {
+  const { value, descending } = request.order;
+  if (value === null) return '0::DOUBLE';
+  const expr = value === 'pois' ? 'count(DISTINCT placekey)' : value === 'poi_weeks' ? 'count(*)' : `sum(${value})`;
+  return `coalesce(${expr}::DOUBLE, ${descending ? "'-infinity'" : "'infinity'"}::DOUBLE)`;
+}
+
+/**
+ * A page of a summary's groups, in order, `first` of them after `after`, and the top entries of
+ * the map columns asked for, for those groups only. Runs on `conn` (the caller's, which it may
+ * interrupt); values are exact: sums of integers as BIGINT, medians and means as DOUBLE.
+ */
+export async function summaryPage(conn: DuckDBConnection, version: ServedVersion, request: SummaryRequest): Promise<SummaryPage> {
+  const params: Record<string, unknown> = {};
+  const base = baseSql(version, request, params);
+  const values = [
+    'count(DISTINCT placekey)::BIGINT AS pois', 'count(*)::BIGINT AS poi_weeks',
+    'sum(raw_visit_counts)::BIGINT AS raw_visit_counts', 'sum(raw_visitor_counts)::BIGINT AS raw_visitor_counts',
+    ...[...request.lists].map((c) => `[${Array.from({ length: LIST_LENGTHS[c] }, (_, i) => `sum(${quoteIdent(c)}[${i + 1}])`).join(', ')}]::BIGINT[] AS ${quoteIdent(c)}`),
+    ...[...request.stats].flatMap((c) => [`median(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_median`)}`, `avg(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_mean`)}`]),
+  ];
+  const keyCols = request.groupBy.map((k) => `k_${k}`);
+  // No key: one group of everything, even of no rows (count 0, sums null).
+  const grouped = keyCols.length
+    ? `SELECT ${[...keyCols, 'kt', `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r GROUP BY ${['kt', ...keyCols].join(', ')}`
+    : `SELECT ${["'' AS kt", `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r`;
+  const dir = request.order.descending ? 'DESC' : 'ASC';
+  let after = '';
+  if (request.after) {
+    params['after_value'] = request.after.value;
+    params['after_key'] = request.after.key;
+    after = `WHERE ov ${request.order.descending ? '<' : '>'} $after_value OR (ov = $after_value AND kt > $after_key)`;
+  }
+  const sql = `${base}, g AS (${grouped}) SELECT * FROM g ${after} ORDER BY ov ${dir}, kt LIMIT ${request.first + 1}`;
+  const rows = (await conn.runAndReadAll(sql, params as never)).getRowObjectsJS();
+  const page = rows.slice(0, request.first);
+  const tops = await topEntries(conn, version, request, page.map((r) => String(r['kt'])));
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const groups = page.map((r): SummaryGroup => {
+    const kt = String(r['kt']);
+    const key = Object.fromEntries(GROUP_KEYS.map((k) => [k, request.groupBy.includes(k) ? (k === 'naics_code' ? num(r[`k_${k}`]) : (r[`k_${k}`] as string | null)) : null])) as Record<GroupKey, string | number | null>;
+    return {
+      key, pois: Number(r['pois']), poi_weeks: Number(r['poi_weeks']),
+      raw_visit_counts: num(r['raw_visit_counts']), raw_visitor_counts: num(r['raw_visitor_counts']),
+      lists: Object.fromEntries([...request.lists].map((c) => [c, (r[c] as unknown[]).map(num)])),
+      stats: Object.fromEntries([...request.stats].map((c) => [c, { median: num(r[`${c}_median`]), mean: num(r[`${c}_mean`]) }])),
+      tops: tops.get(kt) ?? new Map(),
+      position: { value: Number(r['ov']), key: kt },
+    };
+  });
+  return { groups, more: rows.length > request.first };
+}
+
+/** Each asked-for map column's top entries in each of these groups (by key text): sums by key, largest first, ties by key. */
+async function topEntries(conn: DuckDBConnection, version: ServedVersion, request: SummaryRequest, groups: readonly string[]): Promise<Map<string, Map<string, { key: string; value: number }[]>>> {
+  const out = new Map<string, Map<string, { key: string; value: number }[]>>(groups.map((g) => [g, new Map()]));
+  if (groups.length === 0) return out;
+  for (const { column, first } of request.tops) {
+    const params: Record<string, unknown> = {};
+    const base = baseSql(version, request, params);
+    const rows = (await conn.runAndReadAll(`${base}, e AS (SELECT kt, unnest(map_keys(${quoteIdent(column)})) AS key, unnest(map_values(${quoteIdent(column)})) AS value
+        FROM r WHERE kt IN (${bindEach(params, 'g', groups)}))
+      SELECT kt, key, sum(value)::BIGINT AS value FROM e GROUP BY kt, key
+      QUALIFY row_number() OVER (PARTITION BY kt ORDER BY sum(value) DESC, key) <= ${first} ORDER BY kt, value DESC, key`, params as never)).getRowObjectsJS();
+    for (const g of groups) out.get(g)!.set(topKey(column, first), []);
+    for (const r of rows) out.get(String(r['kt']))!.get(topKey(column, first))!.push({ key: String(r['key']), value: Number(r['value']) });
+  }
+  return out;
+}
