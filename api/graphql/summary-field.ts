@@ -20,6 +20,11 @@ import { filterSql, SearchFilterInput, type SearchFilter } from '../search/searc
 /** Groups per page: 100 by default, at most MAX_GROUPS_PAGE. */
 export const DEFAULT_GROUPS_PAGE = 100;
 export const MAX_GROUPS_PAGE = 1000;
+/**
+ * What one summary costs in the rate limit, charged before it runs: a bulk export's default
+ * (EXPORT_COST), as a summary reads whole weeks of the version whatever page it returns.
+ */
+export const SUMMARY_COST = 1000;
 /** Top entries of a map column per group: 10 by default, at most MAX_TOP. */
 const MAX_TOP = 100;
 

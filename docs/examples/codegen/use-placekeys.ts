@@ -1,7 +1,7 @@
 import type { PlacesQuery, PlacesQueryVariables } from './placedata.generated.ts';
 
 /** What a client writes with the generated types: variables checked, answers typed. */
-export const variables: PlacesQueryVariables = { placekeys: ['222-227@dvt-smp-tvz'], week: '2022-03-21' };
+export const variables: PlacesQueryVariables = { placekeys: ['7cm-b8j@62j-sjp-h3q'], week: '2022-03-21' };
 
 export function visitsFromHome(answer: PlacesQuery, cbg: string): number {
   let visits = 0;

@@ -1,0 +1,231 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { startServer, type RunningServer } from '../../api/server.ts';
+import { createLogger } from '../../shared/logger.ts';
+import { generateDrop } from '../../tools/generate-drop.ts';
+import { addDays, poiOf, weekOf, type SyntheticPoi } from '../../tools/synthetic-places.ts';
+import { postGraphql } from '../helpers/graphql-client.ts';
+import { loadDrop } from '../helpers/load-drop.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+
+const SEED = 41;
+const POIS = 120;
+/** Two drops of two weeks each: the second version reads its first two weeks from the first drop's file. */
+const DROPS = [{ firstWeek: '2022-01-03', month: '2022-01' }, { firstWeek: '2022-01-17', month: '2022-02' }] as const;
+const WEEKS = ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24'];
+
+type Week = NonNullable<ReturnType<typeof weekOf>>;
+interface Row { readonly p: SyntheticPoi; readonly week: string; readonly d: Week }
+
+/** Every weekly row of the two drops, made by the generator's own functions (not read from the service). */
+function allRows(): Row[] {
+  const rows: Row[] = [];
+  for (let i = 0; i < POIS; i++) {
+    const p = poiOf(SEED, i);
+    for (const drop of DROPS) {
+      for (let w = 0; w < 2; w++) {
+        const week = addDays(drop.firstWeek, 7 * w);
+        const d = weekOf(SEED, p, week, w);
+        if (d) rows.push({ p, week, d });
+      }
+    }
+  }
+  return rows;
+}
+
+type Key = 'week' | 'region' | 'city' | 'postal_code' | 'brand' | 'naics_code' | 'top_category' | 'sub_category' | 'placekey';
+const KEYS: readonly Key[] = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'];
+
+function keyOf(r: Row, k: Key): string | number | null {
+  switch (k) {
+    case 'week': return r.week;
+    case 'region': return r.p.metro.region;
+    case 'city': return r.p.metro.city;
+    case 'postal_code': return r.p.postal;
+    case 'brand': return r.p.brand;
+    case 'naics_code': return r.p.category.naics;
+    case 'top_category': return r.p.category.top;
+    case 'sub_category': return r.p.category.sub;
+    case 'placekey': return r.p.placekey;
+  }
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+function median(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+const elementwise = (lists: readonly (readonly number[])[], n: number) => Array.from({ length: n }, (_, i) => sum(lists.map((l) => l[i]!)));
+function top(maps: readonly Record<string, number>[], n: number): { key: string; value: number }[] {
+  const merged = new Map<string, number>();
+  for (const m of maps) for (const [k, v] of Object.entries(m)) merged.set(k, (merged.get(k) ?? 0) + v);
+  return [...merged].map(([key, value]) => ({ key, value })).sort((a, b) => b.value - a.value || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).slice(0, n);
+}
+
+/** What the service must answer, computed here: every value of every group, in the documented order. */
+function expected(rows: readonly Row[], groupBy: readonly Key[], order: { value: string; descending: boolean } | null) {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    const kt = JSON.stringify(groupBy.map((k) => { const v = keyOf(r, k); return v === null ? null : String(v); }));
+    groups.set(kt, [...(groups.get(kt) ?? []), r]);
+  }
+  if (groupBy.length === 0 && groups.size === 0) groups.set('[]', []);
+  const out = [...groups].map(([kt, rs]) => {
+    const key = Object.fromEntries(groupBy.map((k) => [k, rs.length ? keyOf(rs[0]!, k) : null]));
+    const group = {
+      ...key,
+      pois: new Set(rs.map((r) => r.p.placekey)).size, poi_weeks: rs.length,
+      raw_visit_counts: rs.length ? sum(rs.map((r) => r.d.raw_visit_counts)) : null,
+      raw_visitor_counts: rs.length ? sum(rs.map((r) => r.d.raw_visitor_counts)) : null,
+      visits_by_day: rs.length ? elementwise(rs.map((r) => r.d.visits_by_day), 7) : Array(7).fill(null),
+      visits_by_each_hour: rs.length ? elementwise(rs.map((r) => r.d.visits_by_each_hour), 168) : Array(168).fill(null),
+      median_dwell: { median: median(rs.map((r) => r.d.median_dwell)), mean: rs.length ? sum(rs.map((r) => r.d.median_dwell)) / rs.length : null },
+      distance_from_home: { median: median(rs.map((r) => r.d.distance_from_home)), mean: rs.length ? sum(rs.map((r) => r.d.distance_from_home)) / rs.length : null },
+      homes: top(rs.map((r) => r.d.visitor_home_cbgs), 3),
+      devices: top(rs.map((r) => r.d.device_type), 10),
+    };
+    return { kt, group };
+  });
+  const value = (g: Record<string, unknown>) => (order ? (g[order.value] as number | null) : 0);
+  out.sort((a, b) => {
+    const va = value(a.group) ?? (order?.descending ? -Infinity : Infinity);
+    const vb = value(b.group) ?? (order?.descending ? -Infinity : Infinity);
+    if (va !== vb) return order?.descending ? vb - va : va - vb;
+    return a.kt < b.kt ? -1 : a.kt > b.kt ? 1 : 0;
+  });
+  return out.map((o) => o.group);
+}
+
+const VALUES = `pois poi_weeks raw_visit_counts raw_visitor_counts visits_by_day visits_by_each_hour
+  median_dwell { median mean } distance_from_home { median mean }
+  homes: top(column: visitor_home_cbgs, first: 3) { key value } devices: top(column: device_type) { key value }`;
+
+/** Floats computed two ways may differ in their last bits: means compared to 1e-9, relative. */
+function closeMeans(actual: any[], wanted: any[]): void {
+  expect(actual.length).to.equal(wanted.length);
+  actual.forEach((a, i) => {
+    for (const stat of ['median_dwell', 'distance_from_home']) {
+      if (wanted[i][stat].mean === null) expect(a[stat].mean).to.equal(null);
+      else expect(Math.abs(a[stat].mean - wanted[i][stat].mean)).to.be.below(1e-9 * Math.abs(wanted[i][stat].mean));
+      a[stat].mean = wanted[i][stat].mean;
+    }
+  });
+  expect(actual).to.deep.equal(wanted);
+}
+
+describe('patterns_summary: weekly patterns aggregated, exact to the drops\' rows', function () {
+  this.timeout(300_000);
+  let dir: string;
+  let server: RunningServer;
+  const rows = allRows();
+
+  before(async () => {
+    dir = await makeTempDir('summary');
+    const config = testConfig(path.join(dir, 'data'));
+    for (const [i, drop] of DROPS.entries()) {
+      const out = path.join(dir, `drop-${i}`);
+      await generateDrop({ pois: POIS, weeks: 2, out, format: 'csv.gz', seed: SEED, firstWeek: drop.firstWeek });
+      await loadDrop({ dataDir: config.dataDir, inputs: [out], month: drop.month, settings: buildSettingsOf(config) });
+    }
+    server = await startServer(config, createLogger('silent', 'test'));
+  });
+
+  after(async () => {
+    await server?.close();
+    await removeDir(dir);
+  });
+
+  const VARIABLE_TYPES: Record<string, string> = { f: 'SearchFilter', pk: '[String!]', after: 'String' };
+  /** A /v1 summary as `s`, declaring the variables its arguments use. */
+  const v1 = async (args: string, fields: string, variables: Record<string, unknown> = {}) => {
+    const used = Object.keys(VARIABLE_TYPES).filter((v) => new RegExp(`\\$${v}\\b`).test(args));
+    const header = used.length ? `(${used.map((v) => `$${v}: ${VARIABLE_TYPES[v]}`).join(', ')})` : '';
+    return (await postGraphql(server.url, { query: `query${header} { s: patterns_summary${args ? `(${args})` : ''} { ${fields} } }`, variables })).body;
+  };
+
+  it('grouped by region and week over weeks in two files, every value, ordered by visits, paged by cursor to the end', async () => {
+    const wanted = expected(rows, ['region', 'week'], { value: 'raw_visit_counts', descending: true });
+    const got: any[] = [];
+    let after: string | null = null;
+    let pages = 0;
+    for (;;) {
+      const body: any = await v1(`weeks: { from: "2022-01-01", to: "2022-01-30" }, group_by: [region, week], order_by: { value: raw_visit_counts }, first: 7, after: $after`,
+        `weeks page_info { has_next_page end_cursor } groups { region week ${VALUES} }`, { after });
+      expect(body.errors).to.equal(undefined);
+      expect(body.data.s.weeks).to.deep.equal(WEEKS);
+      got.push(...body.data.s.groups);
+      pages++;
+      if (!body.data.s.page_info.has_next_page) break;
+      after = body.data.s.page_info.end_cursor;
+    }
+    expect(pages).to.equal(Math.ceil(wanted.length / 7));
+    closeMeans(got, wanted);
+  });
+
+  it('every group_by alone, ordered by key; and none: one group of everything', async () => {
+    for (const key of KEYS) {
+      const body = await v1(`weeks: { from: "2022-01-03", to: "2022-01-24" }, group_by: [${key}], first: 1000`, `groups { ${key} pois poi_weeks raw_visit_counts }`);
+      expect(body.errors, key).to.equal(undefined);
+      const wanted = expected(rows, [key], null).map((g: any) => ({ [key]: g[key], pois: g.pois, poi_weeks: g.poi_weeks, raw_visit_counts: g.raw_visit_counts }));
+      expect(body.data.s.groups, key).to.deep.equal(wanted);
+    }
+    const all = await v1(`weeks: { from: "2022-01-03", to: "2022-01-24" }`, `groups { week region ${VALUES} }`);
+    closeMeans(all.data.s.groups, expected(rows, [], null).map((g) => ({ week: null, region: null, ...g })));
+  });
+
+  it('filters as search takes them, and a list of Placekeys; a filter matching nothing gives one empty group', async () => {
+    const region = poiOf(SEED, 0).metro.region;
+    const keys = [poiOf(SEED, 3).placekey, poiOf(SEED, 7).placekey, poiOf(SEED, 11).placekey];
+    const cases: [string, Record<string, unknown>, (r: Row) => boolean][] = [
+      ['filter: $f', { f: { region } }, (r) => r.p.metro.region === region],
+      ['filter: $f', { f: { naics_code: 7225 } }, (r) => String(r.p.category.naics).startsWith('7225')],
+      ['filter: $f', { f: { brand: 'blue bottle' } }, (r) => r.p.brand === 'Blue Bottle'],
+      ['placekeys: $pk', { pk: keys }, (r) => keys.includes(r.p.placekey)],
+      ['filter: $f, placekeys: $pk', { f: { region: poiOf(SEED, 3).metro.region }, pk: keys }, (r) => keys.includes(r.p.placekey) && r.p.metro.region === poiOf(SEED, 3).metro.region],
+      ['filter: $f', { f: { region: 'ZZ' } }, () => false],
+    ];
+    for (const [args, variables, keep] of cases) {
+      const body = await v1(`${args}, weeks: { from: "2022-01-03", to: "2022-01-24" }, group_by: [week]`, `groups { week ${VALUES} }`, variables);
+      expect(body.errors, JSON.stringify(variables)).to.equal(undefined);
+      const matching = rows.filter(keep);
+      closeMeans(body.data.s.groups, matching.length ? expected(matching, ['week'], null) : []);
+    }
+    const none = await v1('filter: $f', `groups { pois poi_weeks raw_visit_counts visits_by_day homes: top(column: visitor_home_cbgs) { key } }`, { f: { region: 'ZZ' } });
+    expect(none.data.s.groups).to.deep.equal([{ pois: 0, poi_weeks: 0, raw_visit_counts: null, visits_by_day: Array(7).fill(null), homes: [] }]);
+  });
+
+  it('without weeks, the newest week; /v2 takes DateTime bounds and answers pageInfo in its style', async () => {
+    const newest = await v1('group_by: [week]', 'weeks groups { week poi_weeks }');
+    expect(newest.data.s).to.deep.equal({ weeks: ['2022-01-24'], groups: [{ week: '2022-01-24', poi_weeks: rows.filter((r) => r.week === '2022-01-24').length }] });
+    const v2 = (await postGraphql(server.url, { query: `{ patterns_summary(start_date: "2022-01-10T00:00:00-05:00", end_date: "2022-01-17", group_by: [week], first: 1) {
+      pageInfo { hasNextPage endCursor } groups { week raw_visitor_counts } } }` }, {}, '/v2/graphql')).body;
+    expect(v2.errors).to.equal(undefined);
+    const wanted = expected(rows.filter((r) => r.week === '2022-01-10'), ['week'], null)[0]!;
+    expect(v2.data.patterns_summary.groups).to.deep.equal([{ week: '2022-01-10', raw_visitor_counts: wanted.raw_visitor_counts }]);
+    expect(v2.data.patterns_summary.pageInfo.hasNextPage).to.equal(true);
+  });
+
+  it('refuses bad arguments with stable codes before reading anything', async () => {
+    const cursor = (await v1('group_by: [week], first: 1', 'page_info { end_cursor }')).data.s.page_info.end_cursor;
+    const cases: [string, Record<string, unknown>, string, string][] = [
+      ['first: 0', {}, 'BAD_PAGE_SIZE', 'first must be 1 to 1000; got 0'],
+      ['group_by: [week], first: 1001', {}, 'BAD_PAGE_SIZE', 'first must be 1 to 1000; got 1001'],
+      ['after: $after', { after: 'nonsense' }, 'BAD_CURSOR', 'Invalid cursor: pass `after` the end cursor a summary with the same group_by and order_by returned'],
+      ['group_by: [region], after: $after', { after: cursor }, 'BAD_CURSOR', 'Invalid cursor: pass `after` the end cursor a summary with the same group_by and order_by returned'],
+      ['weeks: { from: "2022-01-24", to: "2022-01-03" }', {}, 'BAD_DATE', 'the range must not start after it ends; got 2022-01-24 to 2022-01-03'],
+      ['weeks: { from: "2022-13-01", to: "2022-01-03" }', {}, 'BAD_DATE', 'date must be a calendar date written YYYY-MM-DD; got "2022-13-01"'],
+      ['placekeys: $pk', { pk: ['nope'] }, 'BAD_PLACEKEY', 'Invalid Placekey: "nope"'],
+      ['filter: $f', { f: { naics_code: 1 } }, 'BAD_FILTER', 'filter.naics_code must have 2 to 6 digits'],
+    ];
+    for (const [args, variables, code, message] of cases) {
+      const body = await v1(args, 'groups { pois } top: groups { top(column: device_type, first: 5) { key } }', variables);
+      expect(body.data, args).to.equal(null);
+      expect(body.errors.map((e: any) => [e.extensions.code, e.message]), args).to.deep.equal([[code, message]]);
+    }
+    const top = await v1('', 'groups { top(column: device_type, first: 101) { key } }');
+    expect(top.errors.map((e: any) => [e.extensions.code, e.message])).to.deep.equal([['BAD_PAGE_SIZE', "top's first must be 1 to 100; got 101"]]);
+  });
+});
