@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.ts';
 import { ApiMetrics } from './http/api-metrics.ts';
 import { sendError } from './http/error-body.ts';
 import { exportRequest } from './export/export-request.ts';
-import { exportCharge, exportRoute, exportSlots } from './export/export-route.ts';
+import { exportCharge, exportRoute, exportSlots, type ParquetSettings } from './export/export-route.ts';
 import { matchUploadCharge, matchUploadRoute } from './export/match-route.ts';
 import { matchUpload } from './export/match-upload.ts';
 import { graphqlRoute } from './http/graphql-route.ts';
@@ -55,6 +55,8 @@ export interface AppOptions {
   readonly exportCost: number;
   /** How long an export waits for a client that reads nothing before cutting it off (EXPORT_STALL_MS). */
   readonly exportStallMs: number;
+  /** Where Parquet exports are written before they are sent (DUCKDB_TEMP_DIR), and their DuckDB's memory and threads (API_MEMORY_LIMIT, DUCKDB_THREADS). */
+  readonly parquetExports: ParquetSettings;
   /** Summaries at once and each one's time limit (SUMMARY_CONCURRENCY, SUMMARY_TIMEOUT_MS). */
   readonly summaryBudget: SummaryBudget;
   /** Most queries one bulk match upload holds (MATCH_UPLOAD_MAX_QUERIES). */
@@ -144,7 +146,7 @@ export function createApp(options: AppOptions): express.Express {
     slots,
     ...(options.limiter ? [exportCharge(options.limiter, options.exportCost)] : []),
     takeLease(options.store),
-    exportRoute(options.log, options.exportStallMs));
+    exportRoute(options.log, options.exportStallMs, options.parquetExports));
   app.use((_req, res) => sendError(res, 404, ErrorCodes.NOT_FOUND, 'Not found: the API is POST /v1/graphql or /v2/graphql'));
   app.use(bodyErrors);
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

@@ -78,6 +78,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     }, log, maxBatch: config.maxBatch, maxBodyBytes: config.maxBodyBytes,
     maxTokens: config.maxTokens, maxDepth: config.maxQueryDepth, maxAliases: config.maxAliases, maxRootFields: config.maxRootFields,
     limiter, exportConcurrency: config.exportConcurrency, exportCost: config.exportCost, exportStallMs: config.exportStallMs,
+    parquetExports: { tempDir: config.duckdbTempDir, memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads },
     matchUploadMaxQueries: config.matchUploadMaxQueries, draining: () => draining,
     summaryBudget: { concurrency: config.summaryConcurrency, timeoutMs: config.summaryTimeoutMs },
     admin: {

@@ -107,7 +107,7 @@ export interface Config {
   readonly apiMemoryLimit: string;
   /** DuckDB threads (DUCKDB_THREADS, default: DuckDB's own choice). */
   readonly duckdbThreads: number | null;
-  /** DuckDB spill directory for ingest (DUCKDB_TEMP_DIR, default <DATA_DIR>/.tmp). */
+  /** DuckDB spill directory for ingest, and where the API writes a Parquet export before sending it (DUCKDB_TEMP_DIR, default <DATA_DIR>/.tmp). */
   readonly duckdbTempDir: string;
   /** Share of rows a load may reject before it fails (MAX_REJECT_SHARE, default 0.05). */
   readonly maxRejectShare: number;

@@ -71,3 +71,30 @@ export async function withReadOnly<T>(file: string, options: ReadOnlyOptions, wo
     db.closeSync();
   }
 }
+
+/**
+ * A DuckDB of its own for writing one file out of a version file (a Parquet export): in memory,
+ * the version file attached read-only as `src`, and then file access confined to `dir` (the
+ * statement writes its file there and can open nothing else) and the configuration locked. The
+ * served instances have no file system at all (openReadOnly), so they cannot write a file.
+ */
+export async function openForCopy(file: string, dir: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
+  const settings: Record<string, string> = { memory_limit: options.memoryLimit, autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' };
+  if (options.threads !== null) settings['threads'] = String(options.threads);
+  const instance = await DuckDBInstance.create(':memory:', settings);
+  try {
+    const conn = await instance.connect();
+    try {
+      await conn.run(`ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`);
+      await conn.run(`SET allowed_directories = [${quoteLiteral(dir.endsWith('/') ? dir : `${dir}/`)}]`);
+      await conn.run('SET enable_external_access = false');
+      await conn.run('SET lock_configuration = true');
+    } finally {
+      conn.closeSync();
+    }
+  } catch (err) {
+    instance.closeSync();
+    throw err;
+  }
+  return instance;
+}

@@ -17,7 +17,9 @@ export const EXPORT_PRODUCTS = {
 } as const satisfies Record<string, { product: TableProduct; derived: readonly string[]; period: string | null; periodColumn: string | null }>;
 
 export type ExportProduct = keyof typeof EXPORT_PRODUCTS;
-export type ExportFormat = 'csv' | 'ndjson';
+export type ExportFormat = 'csv' | 'ndjson' | 'parquet';
+/** The formats streamed as lines of text, one per row. */
+export type LineFormat = Exclude<ExportFormat, 'parquet'>;
 
 /** A delivered column of the product table, with its DuckDB type (`VARCHAR`, `INTEGER[]`, `MAP(VARCHAR, INTEGER)`, ...). */
 export interface ExportColumn {
@@ -83,12 +85,28 @@ function csvColumnSql(column: ExportColumn): string {
  * from the version file's own catalog and are quoted. No ORDER BY: rows stream in storage order
  * (delivery order), which needs no sort and so no memory beyond a chunk.
  */
-export function exportSql(product: ExportProduct, source: ExportSource, columns: readonly ExportColumn[], format: ExportFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
-  const { period, periodColumn } = EXPORT_PRODUCTS[product];
-  const table = `${quoteIdent(source.database)}.${source.table}`;
+export function exportSql(product: ExportProduct, source: ExportSource, columns: readonly ExportColumn[], format: LineFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
   const line = format === 'csv'
     ? `concat(${columns.map(csvColumnSql).join(`, ',', `)})`
     : `CAST(json_object(${columns.map((c) => `${quoteLiteral(c.name)}, ${quoteIdent(c.name)}`).join(', ')}) AS VARCHAR)`;
+  return exportRows(product, source, `${line} AS line`, filter);
+}
+
+/**
+ * The statement writing the export as one Parquet file at `file` (zstd; DuckDB writes it a row
+ * group at a time): the same rows as the line formats, each column with its own type (lists as
+ * lists, maps as maps), for analysts' tools. Values are bound parameters; the path is the
+ * server's own.
+ */
+export function parquetCopySql(product: ExportProduct, source: ExportSource, columns: readonly ExportColumn[], filter: ExportFilter, file: string): { sql: string; params: Record<string, string> } {
+  const { sql, params } = exportRows(product, source, columns.map((c) => quoteIdent(c.name)).join(', '), filter);
+  return { sql: `COPY (${sql}) TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`, params };
+}
+
+/** `SELECT <select> FROM` the product table `WHERE` its period and region, with the parameters bound. */
+function exportRows(product: ExportProduct, source: ExportSource, select: string, filter: ExportFilter): { sql: string; params: Record<string, string> } {
+  const { period, periodColumn } = EXPORT_PRODUCTS[product];
+  const table = `${quoteIdent(source.database)}.${source.table}`;
   const where: string[] = [];
   const params: Record<string, string> = {};
   if (periodColumn !== null) {
@@ -100,5 +118,5 @@ export function exportSql(product: ExportProduct, source: ExportSource, columns:
     where.push('region = $region');
     params['region'] = filter.region;
   }
-  return { sql: `SELECT ${line} AS line FROM ${table} WHERE ${where.join(' AND ') || 'true'}`, params };
+  return { sql: `SELECT ${select} FROM ${table} WHERE ${where.join(' AND ') || 'true'}`, params };
 }

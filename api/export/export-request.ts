@@ -20,7 +20,7 @@ export interface ExportRequest {
 /** Longest `region` value, as for search's `filter.region`. */
 export const MAX_REGION_LENGTH = 200;
 
-const FORMATS: readonly ExportFormat[] = ['csv', 'ndjson'];
+const FORMATS: readonly ExportFormat[] = ['csv', 'ndjson', 'parquet'];
 
 function shown(text: string): string {
   return JSON.stringify(text.slice(0, 40));
@@ -55,7 +55,7 @@ export function parseExportRequest(productName: string, query: Record<string, un
     if (!allowed.includes(name)) throw badRequest(`Unknown parameter ${shown(name)}: /v1/export/${product} takes ${allowed.join(', ')}`);
   }
   const formatText = single(query, 'format') ?? 'csv';
-  if (!FORMATS.includes(formatText as ExportFormat)) throw badRequest(`format must be csv or ndjson; got ${shown(formatText)}`);
+  if (!FORMATS.includes(formatText as ExportFormat)) throw badRequest(`format must be csv, ndjson or parquet; got ${shown(formatText)}`);
   const date = period ? single(query, 'date') : null;
   const selected = date === null ? null : period === 'month' ? monthOfDateArg(date) : weekOfDateArg(date);
   const region = single(query, 'region');

@@ -1,12 +1,16 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { NextFunction, Request, Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { sendError } from '../http/error-body.ts';
 import { csvField } from '../../shared/csv-field.ts';
-import { EXPORT_PRODUCTS, exportColumns, exportSql, type ExportFormat } from './export-query.ts';
+import { openForCopy } from '../../shared/duckdb-open.ts';
+import { EXPORT_PRODUCTS, exportColumns, exportSql, parquetCopySql, type ExportColumn, type ExportFormat, type LineFormat } from './export-query.ts';
 import { exportRequestOf, type ExportRequest } from './export-request.ts';
-import { streamLines, type StreamResult } from './export-stream.ts';
+import { streamFile, streamLines, type StreamResult } from './export-stream.ts';
 import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
 import { chargeRequests } from '../http/rate-limit.ts';
 import type { ServedVersion } from '../lookup/served-version.ts';
@@ -33,10 +37,11 @@ const PERIODS = {
 const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   csv: 'text/csv; charset=utf-8; header=present',
   ndjson: 'application/x-ndjson; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
 };
 
 /** RFC 4180 ends CSV records with CRLF; NDJSON lines end with LF. */
-const TERMINATORS: Readonly<Record<ExportFormat, string>> = { csv: '\r\n', ndjson: '\n' };
+const TERMINATORS: Readonly<Record<LineFormat, string>> = { csv: '\r\n', ndjson: '\n' };
 
 /**
  * At most `max` exports stream at once in this process: each holds a DuckDB connection, a
@@ -81,7 +86,7 @@ function fileName(request: ExportRequest, period: string | null): string {
  * chunked body never gets its terminating chunk): a client then sees a failed transfer, where an
  * error line or a clean end would let a truncated CSV pass for a complete one.
  */
-export function exportRoute(log: Logger, stallMs: number) {
+export function exportRoute(log: Logger, stallMs: number, parquet: ParquetSettings) {
   return async (req: Request, res: Response): Promise<void> => {
     const request = exportRequestOf(res);
     const version = leaseOf(res).version;
@@ -116,21 +121,33 @@ export function exportRoute(log: Logger, stallMs: number) {
     const started = process.hrtime.bigint();
     version.retain();
     let conn: DuckDBConnection | null = null;
+    let copying: DuckDBConnection | null = null;
     let finished = false;
     const interrupt = () => {
-      if (!finished) conn?.interrupt(); // the client went away: stop DuckDB's work now
+      if (finished) return;
+      // the client went away: stop DuckDB's work now
+      conn?.interrupt();
+      copying?.interrupt();
     };
     res.on('close', interrupt);
     let result: StreamResult | { outcome: 'failed'; rows: number; bytes: number } | null = null;
     try {
       conn = await version.connectApart();
       const columns = await exportColumns(conn, request.product, source);
-      const { sql, params } = exportSql(request.product, source, columns, request.format, { period, region: request.region });
-      const stream = await conn.stream(sql, params);
-      result = await streamLines(stream, res, TERMINATORS[request.format], stallMs, () => {
-        res.status(200).set(headers);
-        return request.format === 'csv' ? columns.map((c) => csvField(c.name, true)).join(',') + TERMINATORS.csv : '';
-      });
+      const filter = { period, region: request.region };
+      if (request.format === 'parquet') {
+        result = await parquetExport({ request, file: version.pathOf(source.database), table: source.table, columns, filter, settings: parquet }, res, stallMs, (c) => { copying = c; }, (bytes) => {
+          res.status(200).set({ ...headers, 'Content-Length': String(bytes) });
+        });
+      } else {
+        const format = request.format;
+        const { sql, params } = exportSql(request.product, source, columns, format, filter);
+        const stream = await conn.stream(sql, params);
+        result = await streamLines(stream, res, TERMINATORS[format], stallMs, () => {
+          res.status(200).set(headers);
+          return format === 'csv' ? columns.map((c) => csvField(c.name, true)).join(',') + TERMINATORS.csv : '';
+        });
+      }
       requestState(res).rowCount = result.rows; // for the request's log line and metrics
     } catch (err) {
       // A client that went away makes the fetch in flight fail (interrupted): not a fault.
@@ -153,4 +170,53 @@ export function exportRoute(log: Logger, stallMs: number) {
       rows: result.rows, bytes: result.bytes, ms: Number(process.hrtime.bigint() - started) / 1e6,
     }, 'export');
   };
+}
+
+/** Where and with what a Parquet export is written: the server's temp folder, and its DuckDB's memory and threads. */
+export interface ParquetSettings {
+  readonly tempDir: string;
+  readonly memoryLimit: string;
+  readonly threads: number | null;
+}
+
+interface ParquetJob {
+  readonly request: ExportRequest;
+  /** The version file holding the rows, and its product table. */
+  readonly file: string;
+  readonly table: string;
+  readonly columns: readonly ExportColumn[];
+  readonly filter: { readonly period: string | null; readonly region: string | null };
+  readonly settings: ParquetSettings;
+}
+
+/**
+ * A Parquet export: a DuckDB of the export's own (shared/duckdb-open.ts openForCopy: the file
+ * attached read-only, file access confined to the temp folder; the served instances have no file
+ * system to write with) writes the whole file into the temp folder first (a Parquet file's footer,
+ * which readers need, comes last, so it cannot be streamed as it is made), then it is sent with
+ * its length, and removed whatever happens. Its disk is the export's size while it is sent.
+ * `watch` is told the connection writing it, so that a client leaving can interrupt it.
+ */
+async function parquetExport(job: ParquetJob, res: Response, stallMs: number, watch: (conn: DuckDBConnection | null) => void, start: (bytes: number) => void): Promise<StreamResult> {
+  const dir = path.resolve(job.settings.tempDir);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `export-${randomUUID()}.parquet`);
+  const db = await openForCopy(job.file, dir, job.settings);
+  try {
+    const conn = await db.connect();
+    watch(conn);
+    let rows: number;
+    try {
+      const { sql, params } = parquetCopySql(job.request.product, { database: 'src', table: job.table }, job.columns, job.filter, file);
+      rows = Number((await conn.runAndReadAll(sql, params)).getRows()[0]?.[0] ?? 0);
+    } finally {
+      watch(null);
+      conn.closeSync();
+    }
+    const sent = await streamFile(file, res, stallMs, start);
+    return { ...sent, rows };
+  } finally {
+    db.closeSync();
+    await rm(file, { force: true });
+  }
 }

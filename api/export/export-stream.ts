@@ -1,4 +1,5 @@
 import type { DuckDBDataChunk, DuckDBResult } from '@duckdb/node-api';
+import { open } from 'node:fs/promises';
 import type { Response } from 'express';
 
 /** How a stream ended: every row written, the client went away first, or it stopped reading for too long (cut off). */
@@ -95,5 +96,38 @@ export async function streamLines(result: DuckDBResult, res: Response, terminato
     res.off('close', onClose);
     // The fetch in flight (if any) must settle before the caller closes the connection under it.
     await next;
+  }
+}
+
+/** Bytes read from a finished export file per write. */
+const FILE_CHUNK = 1 << 20;
+
+/**
+ * Writes a finished file (a Parquet export) to the response, `start` first (status and headers),
+ * a chunk at a time under the same rule as streamLines: the next chunk is read once the response
+ * took the last, a client gone stops it, a client that takes nothing for `stallMs` is cut off.
+ */
+export async function streamFile(file: string, res: Response, stallMs: number, start: (bytes: number) => void): Promise<StreamResult> {
+  const handle = await open(file, 'r');
+  try {
+    const { size } = await handle.stat();
+    start(size);
+    let bytes = 0;
+    const buffer = Buffer.allocUnsafe(FILE_CHUNK);
+    while (bytes < size) {
+      if (res.destroyed || res.socket?.destroyed) return { outcome: 'client_closed', rows: 0, bytes };
+      const { bytesRead } = await handle.read(buffer, 0, Math.min(FILE_CHUNK, size - bytes), bytes);
+      if (bytesRead === 0) throw new Error(`${file} ended at ${bytes} of ${size} bytes`);
+      bytes += bytesRead;
+      // A copy: the buffer is read into again while the response may still hold this chunk.
+      if (!res.write(Buffer.from(buffer.subarray(0, bytesRead))) && !(await drained(res, stallMs))) {
+        res.destroy();
+        return { outcome: 'client_stalled', rows: 0, bytes };
+      }
+    }
+    res.end();
+    return { outcome: 'complete', rows: 0, bytes };
+  } finally {
+    await handle.close();
   }
 }

@@ -9,11 +9,11 @@ import { chargeRequests } from '../http/rate-limit.ts';
 import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
-import type { ExportFormat } from './export-query.ts';
+import type { LineFormat } from './export-query.ts';
 import { drained, type StreamOutcome } from './export-stream.ts';
 import { matchUploadOf } from './match-upload.ts';
 
-const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
+const CONTENT_TYPES: Readonly<Record<LineFormat, string>> = {
   csv: 'text/csv; charset=utf-8; header=present',
   ndjson: 'application/x-ndjson; charset=utf-8',
 };
@@ -22,7 +22,7 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
 export const MATCH_COLUMNS = ['query_id', 'placekey', 'confidence', 'matched_on'] as const;
 
 /** One query's answer as a line: NDJSON (matched_on a list) or a CSV record (matched_on `;`-separated, as `placedata match` writes it). */
-function lineOf(o: MatchOutcome, format: ExportFormat): string {
+function lineOf(o: MatchOutcome, format: LineFormat): string {
   if (format === 'ndjson') return JSON.stringify({ query_id: o.query_id, placekey: o.placekey, confidence: o.confidence, matched_on: o.matched_on }) + '\n';
   return [csvField(o.query_id, true), csvField(o.placekey, true), o.confidence === null ? '' : String(o.confidence), csvField(o.matched_on.join(';'), true)].join(',') + '\r\n';
 }

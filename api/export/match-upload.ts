@@ -3,13 +3,13 @@ import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
 import { PLACE_QUERY_FIELDS, queryShortfall, type PlaceQuery } from '../../shared/matching/place-query.ts';
 import { sendError } from '../http/error-body.ts';
-import type { ExportFormat } from './export-query.ts';
+import type { LineFormat } from './export-query.ts';
 
 /** A bulk match upload, checked: its queries in line order, the threshold and the answer's format. */
 export interface MatchUpload {
   readonly queries: readonly PlaceQuery[];
   readonly minConfidence: number;
-  readonly format: ExportFormat;
+  readonly format: LineFormat;
 }
 
 /** What one query's line may take: 1 KiB (a name and an address are a few hundred bytes). */

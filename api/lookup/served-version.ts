@@ -98,15 +98,18 @@ export class ServedVersion {
   readonly #onStoreError: ((label: string, message: string) => void) | undefined;
   /** The process's read threads for its stores (OpenStores), if it has any. */
   readonly #reader: StoreReader | null;
+  /** Each file of the version on this machine, by label. */
+  readonly #paths: ReadonlyMap<string, string>;
   #refs = 0;
   #queries = 0;
   #retired = false;
   #closed = false;
 
-  private constructor(file: string, manifest: VersionManifest, unavailable: VersionFileSet['unavailable'], columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
+  private constructor(file: string, paths: ReadonlyMap<string, string>, manifest: VersionManifest, unavailable: VersionFileSet['unavailable'], columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
     stores: { readonly open: ReadonlyMap<string, LookupStore>; readonly errors: string[]; readonly release: () => void }) {
     this.label = manifest.label;
     this.file = file;
+    this.#paths = paths;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
     this.unavailable = unavailableData(unavailable, this.#routes);
@@ -155,7 +158,7 @@ export class ServedVersion {
         }
         assertSameFiles(manifest, set);
         const columns = await pool.use((conn) => readFileColumns(conn, [set.label, ...set.files.keys()]));
-        return new ServedVersion(set.own, manifest, set.unavailable, columns, instance, pool, options, acquireStores(set, options.stores));
+        return new ServedVersion(set.own, new Map([[set.label, set.own], ...set.files]), manifest, set.unavailable, columns, instance, pool, options, acquireStores(set, options.stores));
       } catch (err) {
         pool.close();
         throw err;
@@ -213,6 +216,13 @@ export class ServedVersion {
     if (refused) throw refused;
     const table = { core: TABLES.core, weekly: TABLES.weekly, monthly: TABLES.monthly, geometry: TABLES.geometry }[product];
     return { database: file ?? this.label, table };
+  }
+
+  /** The local path of one of the version's files (a label sourceOf named), for a reader of its own (a Parquet export). */
+  pathOf(database: string): string {
+    const found = this.#paths.get(database);
+    if (found === undefined) throw new Error(`${this.label} has no file ${database}`);
+    return found;
   }
 
   /** The same, as SQL: `"<label>".<table>`. */

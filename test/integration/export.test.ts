@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -80,6 +81,25 @@ function csvRecord(header: readonly string[], fields: readonly (string | null)[]
 }
 
 const byPlacekey = (a: Doc, b: Doc) => String(a['placekey']).localeCompare(String(b['placekey']));
+
+/**
+ * A Parquet export read back by DuckDB (an analyst's reader): its column names and types in file
+ * order, and each row as the JSON object DuckDB makes of it (json_object, as the NDJSON export
+ * makes its lines), so maps and lists read back as what they were.
+ */
+async function readParquet(bytes: Buffer, file: string): Promise<{ columns: [string, string][]; rows: Doc[] }> {
+  await writeFile(file, bytes);
+  const db = await DuckDBInstance.create(':memory:');
+  try {
+    const conn = await db.connect();
+    const columns = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).getRowObjectsJS().map((r) => [String(r['column_name']), String(r['column_type'])] as [string, string]);
+    const object = `json_object(${columns.map(([c]) => `'${c}', "${c}"`).join(', ')})::VARCHAR`;
+    const rows = (await conn.runAndReadAll(`SELECT ${object} FROM read_parquet('${file}')`)).getRows().map((r) => JSON.parse(String(r[0])) as Doc);
+    return { columns, rows };
+  } finally {
+    db.closeSync();
+  }
+}
 
 /** What GraphQL answers for these Placekeys (batches of 1000): the product selected by `field`, for those that have it. */
 async function graphqlDocs(url: string, placekeys: readonly string[], selection: string, headers: Record<string, string> = {}): Promise<Doc[]> {
@@ -232,6 +252,37 @@ describe('bulk export: GET /v1/export/<product>', function () {
     expect((await getExport(server.url, '/v1/export/core?region=NJ')).headers.get('x-placedata-version')).to.equal(genLabel);
   });
 
+  it('Parquet: the same rows read back by DuckDB, each column with its own type; a region, a pinned version, Unicode and NULL', async () => {
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${server.url}${url}`, { headers: { apikey: TEST_KEY, ...headers } });
+      return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+    };
+    const { res, bytes } = await get('/v1/export/weekly_patterns?date=2022-01-16&format=parquet');
+    expect([res.status, res.headers.get('content-type'), res.headers.get('content-disposition'), res.headers.get('content-length'), res.headers.get('x-placedata-week')])
+      .to.deep.equal([200, 'application/vnd.apache.parquet', 'attachment; filename="weekly_patterns_2022-01-10.parquet"', String(bytes.length), '2022-01-10']);
+    const read = await readParquet(bytes, path.join(dir, 'weekly.parquet'));
+    expect(read.columns.map(([c]) => c)).to.deep.equal(GEN_WEEKLY_HEADER);
+    expect(Object.fromEntries(read.columns.filter(([c]) => ['raw_visit_counts', 'visits_by_day', 'visitor_home_cbgs', 'median_dwell'].includes(c))))
+      .to.deep.equal({ raw_visit_counts: 'INTEGER', visits_by_day: 'INTEGER[]', visitor_home_cbgs: 'MAP(VARCHAR, INTEGER)', median_dwell: 'DOUBLE' });
+    const expected = (await graphqlDocs(server.url, placekeys, `placedata_weekly_patterns(date: "2022-01-10") { ${WEEKLY_ALL} }`)).map((d) => asExported(d, GEN_WEEKLY_HEADER));
+    expect(read.rows.sort(byPlacekey)).to.deep.equal(expected);
+
+    const core = await readParquet((await get('/v1/export/core?region=CT&format=parquet')).bytes, path.join(dir, 'core.parquet'));
+    const coreExpected = (await graphqlDocs(server.url, placekeys, `placedata_core { ${CORE_ALL} }`)).map((d) => asExported(d, GEN_CORE_HEADER)).filter((d) => d['region'] === 'CT');
+    expect(coreExpected.length).to.be.greaterThan(100);
+    expect(core.rows.sort(byPlacekey)).to.deep.equal(coreExpected);
+
+    const pin = { 'x-placedata-version': trickyLabel };
+    const tricky = await get('/v1/export/weekly_patterns?date=2022-04-18&format=parquet', pin);
+    expect(tricky.res.headers.get('x-placedata-version')).to.equal(trickyLabel);
+    const rows = (await readParquet(tricky.bytes, path.join(dir, 'tricky.parquet'))).rows;
+    const header = [...WEEKLY_HEADER, 'visitor_home_cbgs', 'distance_from_home', 'median_dwell', 'store_note'];
+    const trickyExpected = await graphqlDocs(server.url, [KEYS[0]!, KEYS[1]!, KEYS[2]!], `placedata_weekly_patterns(date: "2022-04-18") { ${WEEKLY_ALL} }`, pin);
+    expect(rows.sort(byPlacekey)).to.deep.equal(trickyExpected.map((d) => asExported(d, header)));
+    // Nothing is left behind in the server's temp folder.
+    expect(await readdir(path.join(dir, 'data', '.tmp')).catch(() => [])).to.deep.equal([]);
+  });
+
   it('HEAD: the headers of the export, no rows', async () => {
     const res = await getExport(server.url, '/v1/export/weekly_patterns?date=2022-01-03&format=ndjson', {}, 'HEAD');
     expect([res.status, res.text, res.headers.get('x-placedata-version'), res.headers.get('x-placedata-week')]).to.deep.equal([200, '', genLabel, '2022-01-03']);
@@ -247,7 +298,7 @@ describe('bulk export: GET /v1/export/<product>', function () {
       ['/v1/export/weekly_patterns?date=2022-01-03&date=2022-01-10', {}, 400, 'BAD_REQUEST', 'date may be given once'],
       ['/v1/export/weekly_patterns?region=', {}, 400, 'BAD_FILTER', 'region must be 1 to 200 characters'],
       [`/v1/export/weekly_patterns?region=${'M'.repeat(201)}`, {}, 400, 'BAD_FILTER', 'region must be 1 to 200 characters'],
-      ['/v1/export/weekly_patterns?format=xml', {}, 400, 'BAD_REQUEST', 'format must be csv or ndjson; got "xml"'],
+      ['/v1/export/weekly_patterns?format=xml', {}, 400, 'BAD_REQUEST', 'format must be csv, ndjson or parquet; got "xml"'],
       ['/v1/export/weekly_patterns?regoin=MA', {}, 400, 'BAD_REQUEST', 'Unknown parameter "regoin": /v1/export/weekly_patterns takes date, region, format'],
       ['/v1/export/core?date=2022-01-03', {}, 400, 'BAD_REQUEST', 'Unknown parameter "date": /v1/export/core takes region, format'],
       ['/v1/export/visits', {}, 404, 'NOT_FOUND', 'No export named "visits": GET /v1/export/weekly_patterns, /v1/export/monthly_patterns or /v1/export/core'],
@@ -375,7 +426,7 @@ describe('bulk export of monthly patterns: GET /v1/export/monthly_patterns', fun
       ['/v1/export/monthly_patterns?date=2022-02', {}, 400, 'BAD_DATE', 'date must be a calendar date written YYYY-MM-DD; got "2022-02"'],
       ['/v1/export/monthly_patterns?date=2022-01-03&date=2022-02-03', {}, 400, 'BAD_REQUEST', 'date may be given once'],
       ['/v1/export/monthly_patterns?region=', {}, 400, 'BAD_FILTER', 'region must be 1 to 200 characters'],
-      ['/v1/export/monthly_patterns?format=parquet', {}, 400, 'BAD_REQUEST', 'format must be csv or ndjson; got "parquet"'],
+      ['/v1/export/monthly_patterns?format=arrow', {}, 400, 'BAD_REQUEST', 'format must be csv, ndjson or parquet; got "arrow"'],
       ['/v1/export/monthly_patterns?month=2022-01', {}, 400, 'BAD_REQUEST', 'Unknown parameter "month": /v1/export/monthly_patterns takes date, region, format'],
       ['/v1/export/monthly', {}, 404, 'NOT_FOUND', 'No export named "monthly": GET /v1/export/weekly_patterns, /v1/export/monthly_patterns or /v1/export/core'],
       ['/v1/export/monthly_patterns', { 'x-placedata-version': '123__2022_01' }, 404, 'VERSION_NOT_FOUND', 'Dataset version "123__2022_01" is not retained (see dataset_versions)'],
