@@ -1,0 +1,180 @@
+/**
+ * Summaries against DuckDB's own SQL and PostgreSQL's GROUP BY on the same rows, in one run:
+ *   node bench/summaries.ts [--pois 1000000] [--weeks 4] [--work bench/work/summaries] [--reps 15]
+ * Generates (once) a synthetic drop, loads it (once), starts api/main.ts on it and loads the same
+ * files into PostgreSQL (bench/peer-postgres.ts: COPY, primary keys, VACUUM ANALYZE), then, all
+ * POIs of one week grouped by region (POIs, visits and visitors summed):
+ * - `patterns_summary` over HTTP, p50 of `reps`, and the server's floor `{ __typename }`;
+ * - the same aggregate as DuckDB SQL on the same version file in this process;
+ * - the same as PostgreSQL SQL, timed by psql (`\timing`, one psql session);
+ * each answer checked equal to the others; and a 100-key batch_lookup's p50 alone and with two
+ * summaries running beside it. Absolute figures drift on a shared machine: read the ratios.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Command } from 'commander';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadDrop } from '../ingest/publish/load-drop.ts';
+import { createLogger } from '../shared/logger.ts';
+import { localSite } from '../versions/open-version-site.ts';
+import { generateDrop } from '../tools/generate-drop.ts';
+import { loadPeer, PG_URL } from './peer-postgres.ts';
+
+const KEY = 'bench-summaries-key';
+const FIRST_WEEK = '2022-01-03';
+
+interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean }
+interface Group { region: string | null; pois: number; visits: number | null; visitors: number | null }
+
+const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+async function version(o: Options): Promise<{ dataDir: string; file: string; drop: string }> {
+  const name = `${o.pois}x${o.weeks}`;
+  const drop = path.join(o.work, `drop-${name}`);
+  const dataDir = path.join(o.work, `data-${name}`);
+  if (!existsSync(path.join(dataDir, 'CURRENT'))) {
+    console.log(`generating ${name} into ${drop} and loading it (once) ...`);
+    await generateDrop({ pois: Number(o.pois), weeks: Number(o.weeks), out: drop, format: 'csv.gz', seed: 1 });
+    await loadDrop({ inputs: [drop], month: '2022-01', settings: { memoryLimit: '1GB', threads: null, tempDir: path.join(dataDir, '.tmp'), maxRejectShare: 0.05, storeExtras: false } }, localSite(dataDir, createLogger('silent', 'bench')));
+  }
+  const label = (await readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim();
+  return { dataDir, file: path.join(dataDir, `${label}.duckdb`), drop };
+}
+
+async function startApi(dataDir: string, apiMemory: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, ['api/main.ts'], {
+    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory, SUMMARY_TIMEOUT_MS: '600000' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      text += d.toString();
+      const line = text.split('\n').find((l) => l.includes('"msg":"listening"'));
+      if (line) resolve((JSON.parse(line) as { port: number }).port);
+    });
+    child.once('exit', () => reject(new Error(`the API exited:\n${text}`)));
+  });
+  child.stdout!.resume();
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function post(url: string, query: string, variables: Record<string, unknown> = {}): Promise<{ ms: number; body: any }> {
+  const started = performance.now();
+  const res = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', apikey: KEY }, body: JSON.stringify({ query, variables }) });
+  const body = await res.json() as any;
+  if (body.errors) throw new Error(JSON.stringify(body.errors));
+  return { ms: performance.now() - started, body };
+}
+
+const SUMMARY = `{ patterns_summary(weeks: { from: "${FIRST_WEEK}", to: "${FIRST_WEEK}" }, group_by: [region], first: 1000) { groups { region pois raw_visit_counts raw_visitor_counts } } }`;
+const DUCKDB_SQL = `SELECT c.region, count(DISTINCT w.placekey) AS pois, sum(w.raw_visit_counts) AS visits, sum(w.raw_visitor_counts) AS visitors
+  FROM weekly_patterns w JOIN places_core c USING (placekey) WHERE w.week_start = DATE '${FIRST_WEEK}' GROUP BY c.region ORDER BY c.region`;
+const PG_SQL = DUCKDB_SQL.replace('weekly_patterns', 'bench.weekly').replace('places_core', 'bench.core');
+
+function normalised(groups: readonly Group[]): string {
+  return JSON.stringify([...groups].map((g) => [g.region, Number(g.pois), g.visits === null ? null : Number(g.visits), g.visitors === null ? null : Number(g.visitors)])
+    .sort((a, b) => String(a[0]).localeCompare(String(b[0]))));
+}
+
+/** PostgreSQL's times for `reps` runs of PG_SQL in one psql session (`\timing`: the round trip psql sees), and its answer. */
+async function postgres(reps: number): Promise<{ ms: number[]; groups: Group[] }> {
+  const script = ['\\timing on', ...Array.from({ length: reps + 1 }, () => `${PG_SQL.replace(/\s+/g, ' ')};`)].join('\n');
+  const child = spawn('psql', [PG_URL, '-v', 'ON_ERROR_STOP=1', '-qAt', '-F', '\t'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdin.end(script + '\n');
+  await new Promise((resolve) => child.once('exit', resolve));
+  const times = [...out.matchAll(/^Time: ([\d.]+) ms/gm)].map((m) => Number(m[1]));
+  const lines = out.split('\n').filter((l) => l.includes('\t'));
+  const rows = lines.slice(0, lines.length / (reps + 1));
+  const groups = rows.map((l) => {
+    const [region, pois, visits, visitors] = l.split('\t');
+    return { region: region === '' ? null : region!, pois: Number(pois), visits: Number(visits), visitors: Number(visitors) };
+  });
+  return { ms: times.slice(1), groups };
+}
+
+async function lookupP50(url: string, keys: readonly string[], n: number): Promise<number> {
+  const query = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name region } placedata_weekly_patterns(date: "${FIRST_WEEK}") { raw_visit_counts } } }`;
+  const ms: number[] = [];
+  for (let i = 0; i < n; i++) ms.push((await post(url, query, { k: keys.slice((i * 100) % (keys.length - 100), ((i * 100) % (keys.length - 100)) + 100) })).ms);
+  return median(ms);
+}
+
+async function main(o: Options): Promise<void> {
+  const reps = Number(o.reps);
+  const { dataDir, file, drop } = await version(o);
+  console.log(`machine: ${os.cpus().length} cores; node ${process.version}; ${o.pois} POIs x ${o.weeks} weeks; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
+  let peer: { ms: number } | null = null;
+  if (o.peer) {
+    const files = (await readdir(drop)).filter((f) => f.endsWith('.csv.gz')).map((f) => path.resolve(drop, f));
+    peer = await loadPeer(files);
+    console.log(`PostgreSQL peer loaded in ${(peer.ms / 1000).toFixed(1)} s`);
+  }
+  const api = await startApi(dataDir, o.apiMemory);
+  const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: o.apiMemory });
+  const conn = await db.connect();
+  try {
+    const duck = async () => {
+      const started = performance.now();
+      const rows = (await conn.runAndReadAll(DUCKDB_SQL)).getRowObjectsJS().map((r) => ({ region: r['region'] as string | null, pois: Number(r['pois']), visits: Number(r['visits']), visitors: Number(r['visitors']) }));
+      return { ms: performance.now() - started, rows };
+    };
+    const ours = async () => {
+      const r = await post(api.url, SUMMARY);
+      return { ms: r.ms, rows: (r.body.data.patterns_summary.groups as any[]).map((g) => ({ region: g.region, pois: g.pois, visits: g.raw_visit_counts, visitors: g.raw_visitor_counts })) };
+    };
+    const floor = async () => (await post(api.url, '{ __typename }')).ms;
+    // Warm: blocks read once into each process's cache.
+    const a = await ours();
+    const b = await duck();
+    if (normalised(a.rows) !== normalised(b.rows)) throw new Error('the summary and DuckDB SQL answered differently');
+    const oursMs: number[] = [];
+    const duckMs: number[] = [];
+    const floorMs: number[] = [];
+    for (let i = 0; i < reps; i++) {
+      oursMs.push((await ours()).ms);
+      duckMs.push((await duck()).ms);
+      floorMs.push(await floor());
+    }
+    const pg = o.peer ? await postgres(reps) : null;
+    if (pg && normalised(pg.groups) !== normalised(a.rows)) throw new Error(`PostgreSQL answered differently: ${normalised(pg.groups).slice(0, 200)} vs ${normalised(a.rows).slice(0, 200)}`);
+    const [m, d, f] = [median(oursMs), median(duckMs), median(floorMs)];
+    console.log(`\n| all POIs of one week by region (${a.rows.length} groups) | p50 ms | runs |\n|---|---|---|`);
+    console.log(`| patterns_summary over HTTP | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
+    console.log(`| the server's floor \`{ __typename }\` | ${f.toFixed(2)} | |`);
+    console.log(`| DuckDB SQL on the same file, in process | ${d.toFixed(1)} | ${duckMs.map((x) => x.toFixed(0)).join(', ')} |`);
+    if (pg) console.log(`| PostgreSQL GROUP BY (psql \\timing) | ${median(pg.ms).toFixed(1)} | ${pg.ms.map((x) => x.toFixed(0)).join(', ')} |`);
+    console.log(`\nratios: ours / (DuckDB + floor) ${(m / (d + f)).toFixed(2)}${pg ? `; PostgreSQL / ours ${(median(pg.ms) / m).toFixed(1)}` : ''}; load average ${load1()}`);
+
+    const keys = ((await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE 20000 ROWS')).getColumnsJS()[0] ?? []).map(String);
+    const alone = await lookupP50(api.url, keys, 200);
+    let stop = false;
+    const beside = async () => { while (!stop) await ours(); };
+    const loops = [beside(), beside()];
+    await new Promise((r) => setTimeout(r, 200));
+    const busy = await lookupP50(api.url, keys, 200);
+    stop = true;
+    await Promise.all(loops);
+    console.log(`100-key batch_lookup p50: alone ${alone.toFixed(2)} ms, with two summaries running beside it ${busy.toFixed(2)} ms (${(busy / alone).toFixed(2)}x); load average ${load1()}`);
+  } finally {
+    conn.closeSync();
+    db.closeSync();
+    api.child.kill('SIGTERM');
+  }
+}
+
+await new Command('bench-summaries').description('patterns_summary against DuckDB SQL and PostgreSQL GROUP BY on the same rows, in one run.')
+  .option('--pois <n>', 'POIs of the generated drop', '1000000')
+  .option('--weeks <n>', 'weeks of the generated drop', '4')
+  .option('--work <dir>', 'where the drop and version are kept (git-ignored)', 'bench/work/summaries')
+  .option('--reps <n>', 'timed runs of each', '15')
+  .option('--api-memory <size>', "the API's API_MEMORY_LIMIT", '1GB')
+  .option('--no-peer', 'skip PostgreSQL')
+  .action(main)
+  .parseAsync(process.argv);
