@@ -30,7 +30,46 @@ export interface OperationFacts extends OperationShape {
  * How one field counts: a fixed number, or a variable's value: the length of a list
  * (`batch_lookup`'s `placekeys`, `batch_match`'s `queries`) or an integer (`results`' `first` in a `search`).
  */
-type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean };
+type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean } | WeeksTerm;
+
+/** A date of a summary's range as written: a literal, a variable, or absent. */
+type DateRef = { readonly text: string | null } | { readonly variable: string; readonly field?: string };
+/** A summary's cost: `perWeek` points per week from `from` to `to` (one week when they are absent or not dates). */
+interface WeeksTerm { readonly perWeek: number; readonly from: DateRef; readonly to: DateRef }
+
+/** Most weeks a summary is charged for: a century of history. */
+const MAX_CHARGED_WEEKS = 5218;
+
+function dateRef(value: ValueNode | undefined, field?: string): DateRef {
+  if (value?.kind === Kind.VARIABLE) return { variable: value.name.value, ...(field ? { field } : {}) };
+  if (value?.kind === Kind.OBJECT && field) return dateRef(value.fields.find((f) => f.name.value === field)?.value);
+  return { text: value?.kind === Kind.STRING ? value.value : null };
+}
+
+/** The range of a summary field as written: /v1's `weeks: { from, to }` (literal, or a variable holding it), /v2's `start_date`/`end_date`. */
+function weeksTerm(sel: FieldNode, perWeek: number): WeeksTerm {
+  const arg = (name: string) => sel.arguments?.find((a) => a.name.value === name)?.value;
+  const weeks = arg('weeks');
+  if (weeks) return { perWeek, from: dateRef(weeks, 'from'), to: dateRef(weeks, 'to') };
+  return { perWeek, from: dateRef(arg('start_date')), to: dateRef(arg('end_date')) };
+}
+
+function dateOf(ref: DateRef, variables: Record<string, unknown>): number | null {
+  let text: unknown = 'text' in ref ? ref.text : variables[ref.variable];
+  if (!('text' in ref) && ref.field !== undefined) text = typeof text === 'object' && text !== null ? (text as Record<string, unknown>)[ref.field] : null;
+  const day = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text.slice(0, 10)) : NaN;
+  return Number.isNaN(day) ? null : day;
+}
+
+/** Weeks (Monday to Monday) the range touches: one when it is absent or not two dates in order. */
+function countWeeks(term: WeeksTerm, variables: Record<string, unknown>): number {
+  const from = dateOf(term.from, variables);
+  const to = dateOf(term.to, variables);
+  if (from === null || to === null || to < from) return term.perWeek;
+  const monday = (t: number) => t - ((new Date(t).getUTCDay() + 6) % 7) * 86_400_000;
+  const weeks = Math.round((monday(to) - monday(from)) / (7 * 86_400_000)) + 1;
+  return Math.min(weeks, MAX_CHARGED_WEEKS) * term.perWeek;
+}
 
 /** What a search page costs: `first` as asked (the API refuses more than SEARCH_MAX_PAGE), 20 when not given. */
 const SEARCH_DEFAULT_PAGE = 20;
@@ -115,6 +154,7 @@ function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<
     if (cost === undefined) continue;
     if ('fixed' in cost) byResponseKey.set(key, { fixed: cost.fixed });
     else if ('list' in cost) byResponseKey.set(key, termOf(operation, sel.arguments?.find((a) => a.name.value === cost.list)?.value));
+    else if ('perWeek' in cost) byResponseKey.set(key, weeksTerm(sel, cost.perWeek));
     else for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
   }
   return { terms: [...byResponseKey.values()], rootFields: [...rootFields].sort() };
@@ -180,6 +220,7 @@ export function inspectRequest(params: GraphqlParams, maxTokens: number): Operat
   const { document, plan } = planFor(params, maxTokens);
   if (!plan) return { type: null, placekeys: 0, rootFields: null, document };
   let placekeys = 0;
-  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : countVariable(params.variables, term);
+  const variables = typeof params.variables === 'object' && params.variables !== null && !Array.isArray(params.variables) ? params.variables as Record<string, unknown> : {};
+  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : 'perWeek' in term ? countWeeks(term, variables) : countVariable(params.variables, term);
   return { type: plan.type, placekeys, rootFields: plan.rootFields, document };
 }

@@ -21,10 +21,11 @@ import { filterSql, SearchFilterInput, type SearchFilter } from '../search/searc
 export const DEFAULT_GROUPS_PAGE = 100;
 export const MAX_GROUPS_PAGE = 1000;
 /**
- * What one summary costs in the rate limit, charged before it runs: a bulk export's default
- * (EXPORT_COST), as a summary reads whole weeks of the version whatever page it returns.
+ * What a summary costs in the rate limit per week of its range, charged before it runs
+ * (api/graphql/inspect-operation.ts): a summary reads the whole week's rows whatever page it
+ * returns, so its cost follows its weeks (104 weeks: 10,400 points, within one default window).
  */
-export const SUMMARY_COST = 1000;
+export const SUMMARY_COST_PER_WEEK = 100;
 /** Top entries of a map column per group: 10 by default, at most MAX_TOP. */
 const MAX_TOP = 100;
 

@@ -61,6 +61,22 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
     expect(look(weekly, { c: '' })).to.deep.equal({ type: 'query', placekeys: 503 });
   });
 
+  it('charges a summary 100 points per week of its range (literal or variables, /v1 and /v2 forms); one week without a range or with a bad one', () => {
+    const v1 = (args: string) => `{ patterns_summary${args} { groups { pois } } }`;
+    expect(look(v1('(weeks: { from: "2022-01-03", to: "2022-01-30" })'))).to.deep.equal({ type: 'query', placekeys: 400 });
+    expect(look(v1('(weeks: { from: "2022-01-09", to: "2022-01-10" })'))).to.deep.equal({ type: 'query', placekeys: 200 }); // a Sunday and the Monday after
+    expect(look(v1('(weeks: { from: "2020-01-06", to: "2021-12-31" })'))).to.deep.equal({ type: 'query', placekeys: 10_400 });
+    expect(look(v1(''))).to.deep.equal({ type: 'query', placekeys: 100 });
+    expect(look(v1('(weeks: { from: "2022-01-30", to: "2022-01-03" })'))).to.deep.equal({ type: 'query', placekeys: 100 });
+    expect(look(v1('(weeks: { from: "nope", to: "2022-01-03" })'))).to.deep.equal({ type: 'query', placekeys: 100 });
+    const whole = 'query($w: SummaryWeeks) { patterns_summary(weeks: $w) { groups { pois } } }';
+    expect(look(whole, { w: { from: '2022-01-03', to: '2022-01-16' } })).to.deep.equal({ type: 'query', placekeys: 200 });
+    const parts = 'query($f: String!, $t: String!) { a: patterns_summary(weeks: { from: $f, to: $t }) { groups { pois } } b: patterns_summary { groups { pois } } }';
+    expect(look(parts, { f: '2022-01-03', t: '2022-03-27' })).to.deep.equal({ type: 'query', placekeys: 1200 + 100 });
+    const v2 = 'query($s: DateTime) { patterns_summary(start_date: $s, end_date: "2022-01-23T00:00:00-05:00") { groups { pois } } }';
+    expect(look(v2, { s: '2022-01-03' })).to.deep.equal({ type: 'query', placekeys: 300 });
+  });
+
   it('uses a variable\'s default when the variable is not sent', () => {
     const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
     expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });

@@ -6,7 +6,7 @@ import { batchLookupField, lookupField, lookupOrMatchField } from '../lookup-fie
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
 import { rootField } from '../root-field.ts';
-import { SUMMARY_COST, summaryField } from '../summary-field.ts';
+import { SUMMARY_COST_PER_WEEK, summaryField } from '../summary-field.ts';
 import { v1SearchField } from './search-field.ts';
 
 /**
@@ -30,7 +30,7 @@ export function buildV1Schema(): GraphQLSchema {
         places: rootField(batchLookupField(entry, 'The hosted API\'s v1-early name for `batch_lookup`: the same entries.'), { kind: 'batch_lookup', cost: { list: 'placekeys' } }),
         place: rootField(lookupField(entry, 'The hosted API\'s v1-early name for `lookup` by Placekey: the same entry.'), { kind: 'lookup', cost: { fixed: 1 } }),
         search: rootField(v1SearchField(entry), { kind: 'search', cost: { pages: true } }),
-        patterns_summary: rootField(summaryField('v1'), { kind: 'summary', cost: { fixed: SUMMARY_COST } }),
+        patterns_summary: rootField(summaryField('v1'), { kind: 'summary', cost: { perWeek: SUMMARY_COST_PER_WEEK } }),
         dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
         version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },

@@ -7,7 +7,7 @@ import { batchLookupField, lookupOrMatchField } from '../lookup-fields.ts';
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
 import { rootField } from '../root-field.ts';
-import { SUMMARY_COST, summaryField } from '../summary-field.ts';
+import { SUMMARY_COST_PER_WEEK, summaryField } from '../summary-field.ts';
 
 /**
  * The schema of /v2/graphql: the spec's `batch_lookup` with our `placedata_*` products, and the
@@ -28,7 +28,7 @@ export function buildV2Schema(): GraphQLSchema {
         lookup: rootField(lookupOrMatchField(entry, 'The hosted Places API\'s single look-up: by `placekey`, the entry `batch_lookup` would return for it (products null when it has no POI); by `query`, the entry of the place it describes, null when no place matches at the default confidence (see `batch_match`). Exactly one of the two.'), { kind: 'lookup', cost: { fixed: 1 } }),
         batch_match: rootField(batchMatchField(entry), { kind: 'batch_match', cost: { list: 'queries' } }),
         search: rootField(searchField(entry), { kind: 'search', cost: { pages: true } }),
-        patterns_summary: rootField(summaryField('v2'), { kind: 'summary', cost: { fixed: SUMMARY_COST } }),
+        patterns_summary: rootField(summaryField('v2'), { kind: 'summary', cost: { perWeek: SUMMARY_COST_PER_WEEK } }),
         dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
         version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },
