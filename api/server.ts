@@ -54,6 +54,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
     waitForFirst: site.cache.local,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
+    summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads,
     ...(openStores ? { stores: openStores } : {}),
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);

@@ -40,6 +40,12 @@ export interface ServeOptions {
   readonly stores?: OpenStores;
   /** Told when a store fails in service (the version's look-ups go to DuckDB from then on). */
   readonly onStoreError?: (label: string, message: string) => void;
+  /**
+   * Threads of the version's summary instance (SUMMARY_THREADS): summaries run on a DuckDB of
+   * their own over the same files with this many threads, so a summary's scan leaves the other
+   * cores to look-ups; null (or absent): on the served instance, with its threads.
+   */
+  readonly summaryThreads?: number | null;
 }
 
 /** Where a version's look-ups of core and weeks are read from. */
@@ -100,6 +106,10 @@ export class ServedVersion {
   readonly #reader: StoreReader | null;
   /** Each file of the version on this machine, by label. */
   readonly #paths: ReadonlyMap<string, string>;
+  readonly #memoryLimit: string;
+  readonly #summaryThreads: number | null;
+  /** The summary instance, opened at the first summary (ServeOptions.summaryThreads). */
+  #summaries: Promise<DuckDBInstance> | null = null;
   #refs = 0;
   #queries = 0;
   #retired = false;
@@ -110,6 +120,8 @@ export class ServedVersion {
     this.label = manifest.label;
     this.file = file;
     this.#paths = paths;
+    this.#memoryLimit = options.memoryLimit;
+    this.#summaryThreads = options.summaryThreads ?? null;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
     this.unavailable = unavailableData(unavailable, this.#routes);
@@ -292,6 +304,29 @@ export class ServedVersion {
     return this.#instance.connect();
   }
 
+  /**
+   * A connection for a summary, outside the look-up pool: on the version's summary instance when
+   * it has one (opened here the first time, read-only and locked like the served one, with
+   * SUMMARY_THREADS threads and the same memory limit), else as connectApart. The caller must hold
+   * a lease on this version and close the connection before releasing it.
+   */
+  async connectForSummary(): Promise<DuckDBConnection> {
+    if (this.#summaryThreads === null) return this.connectApart();
+    if (this.#closed) throw new Error('version is closed');
+    this.#queries++;
+    if (this.#summaries === null) {
+      const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
+      this.#summaries = openReadOnly(this.file, { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads }, attach);
+      this.#summaries.catch(() => undefined);
+    }
+    try {
+      return await (await this.#summaries).connect();
+    } catch (err) {
+      this.#summaries = null; // a failed open is tried again by the next summary
+      throw err;
+    }
+  }
+
   /** How many times requests have read this version's data (for metrics, and to prove refusals read nothing). */
   get queryCount(): number {
     return this.#queries;
@@ -322,6 +357,7 @@ export class ServedVersion {
     this.#release();
     this.#pool.close();
     this.#instance.closeSync();
+    void this.#summaries?.then((db) => db.closeSync(), () => undefined);
   }
 
   /**

@@ -13,8 +13,8 @@ export interface SummaryBudget {
 export const DEFAULT_SUMMARY_BUDGET: SummaryBudget = { concurrency: 2, timeoutMs: 10_000 };
 
 /**
- * Runs summaries within a budget: each on a DuckDB connection of its own (not the pool's, so
- * look-ups never queue behind a summary), at most `concurrency` at once (the next is refused,
+ * Runs summaries within a budget: each on a DuckDB connection of its own (ServedVersion
+ * connectForSummary: not the pool's, so look-ups never queue behind a summary), at most `concurrency` at once (the next is refused,
  * not queued: a client retries, nothing piles up in the process), interrupted at `timeoutMs`.
  * A summary that runs out of the version's DuckDB memory is refused as too large; the process
  * and its other requests go on.
@@ -48,7 +48,7 @@ export class SummaryGate {
       conn?.interrupt();
     }, timeoutMs);
     try {
-      conn = await version.connectApart();
+      conn = await version.connectForSummary();
       if (timedOut) throw new Error('interrupted');
       return await work(conn);
     } catch (err) {

@@ -6,7 +6,7 @@ import { isAppError } from '../../shared/errors.ts';
 
 /** What the gate uses of a served version: a connection of its own, from a real DuckDB instance. */
 function versionOn(instance: DuckDBInstance): ServedVersion {
-  return { connectApart: () => instance.connect() } as unknown as ServedVersion;
+  return { connectForSummary: () => instance.connect() } as unknown as ServedVersion;
 }
 
 async function refusal(run: Promise<unknown>): Promise<[string, string]> {
