@@ -46,33 +46,42 @@ const GROUP_KEY_MEANING: Readonly<Record<GroupKey, string>> = {
 const GroupKeyEnum = enumOf('SummaryGroupKey', 'What a summary groups by.', GROUP_KEYS, (v) => GROUP_KEY_MEANING[v as GroupKey]);
 const OrderValueEnum = enumOf('SummaryOrderValue', 'A value a summary\'s groups can be ordered by.', ORDER_VALUES, (v) => `The group's \`${v}\`.`);
 const MapColumnEnum = enumOf('SummaryMapColumn', 'A map column of weekly patterns whose entries a summary merges (sums by key) over a group.', MAP_COLUMNS, (v) => `\`${v}\`.`);
-const DirectionEnum = new GraphQLEnumType({ name: 'SortDirection', description: 'Largest first (DESC) or smallest first (ASC).', values: { ASC: { value: 'ASC' }, DESC: { value: 'DESC' } } });
+const DirectionEnum = new GraphQLEnumType({ name: 'SortDirection', description: 'Largest first (DESC) or smallest first (ASC).', values: { ASC: { value: 'ASC', description: 'Smallest first.' }, DESC: { value: 'DESC', description: 'Largest first.' } } });
 
 const SummaryOrderInput = new GraphQLInputObjectType({
   name: 'SummaryOrder',
   description: 'How groups are ordered: by a value (groups without one last), then by their key. Without it, by key.',
   fields: {
-    value: { type: new GraphQLNonNull(OrderValueEnum) },
-    direction: { type: DirectionEnum, defaultValue: 'DESC' },
+    value: { type: new GraphQLNonNull(OrderValueEnum), description: 'The value to order by.' },
+    direction: { type: DirectionEnum, defaultValue: 'DESC', description: 'DESC (the default): largest first; ASC: smallest first. Groups without the value come last either way.' },
   },
 });
 
 const SummaryWeeksInput = new GraphQLInputObjectType({
   name: 'SummaryWeeks',
   description: 'The weeks overlapping `from` to `to` (YYYY-MM-DD, both included; any day selects its week) that the version holds.',
-  fields: { from: { type: new GraphQLNonNull(GraphQLString) }, to: { type: new GraphQLNonNull(GraphQLString) } },
+  fields: {
+    from: { type: new GraphQLNonNull(GraphQLString), description: 'The first day, YYYY-MM-DD: its week is the first summed.' },
+    to: { type: new GraphQLNonNull(GraphQLString), description: 'The last day, YYYY-MM-DD (included).' },
+  },
 });
 
 const SummaryStat = new GraphQLObjectType<{ median: number | null; mean: number | null }>({
   name: 'SummaryStat',
   description: 'The median and the mean of a number over a group\'s rows (one per POI and week); rows without it are left out; null when none has it.',
-  fields: { median: { type: GraphQLFloat }, mean: { type: GraphQLFloat } },
+  fields: {
+    median: { type: GraphQLFloat, description: 'The middle row\'s value (the mean of the two middle rows\' for an even count).' },
+    mean: { type: GraphQLFloat, description: 'The mean over the rows that have the value.' },
+  },
 });
 
 const KeyCount = new GraphQLObjectType<{ key: string; value: number }>({
   name: 'SummaryEntry',
   description: 'One key of a map column and the sum of its counts over a group.',
-  fields: { key: { type: new GraphQLNonNull(GraphQLString) }, value: { type: new GraphQLNonNull(GraphQLFloat) } },
+  fields: {
+    key: { type: new GraphQLNonNull(GraphQLString), description: 'The key as delivered (a CBG, a country, a device, a brand, a bucket).' },
+    value: { type: new GraphQLNonNull(GraphQLFloat), description: 'Its counts summed over the group\'s rows.' },
+  },
 });
 
 interface TopArgs {
@@ -100,7 +109,10 @@ const SummaryGroupType = new GraphQLObjectType<SummaryGroup>({
     top: {
       type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(KeyCount))),
       description: `A map column's entries merged over the group (counts summed by key), the \`first\` largest (1 to ${MAX_TOP}, default 10), ties by key: where visitors come from (visitor_home_cbgs, visitor_country_of_origin), on what devices (device_type), ...`,
-      args: { column: { type: new GraphQLNonNull(MapColumnEnum) }, first: { type: GraphQLInt, defaultValue: 10 } },
+      args: {
+        column: { type: new GraphQLNonNull(MapColumnEnum), description: 'The map column.' },
+        first: { type: GraphQLInt, defaultValue: 10, description: `How many entries, 1 to ${MAX_TOP}.` },
+      },
       resolve: (g: SummaryGroup, args: TopArgs) => g.tops.get(topKey(args.column, args.first ?? 10)) ?? [],
     },
   }),
@@ -139,7 +151,7 @@ export function summaryField(style: 'v1' | 'v2'): GraphQLFieldConfig<unknown, Re
     name: 'SummaryPageInfo',
     description: 'Whether more groups follow, and the cursor to pass as `after` for them.',
     fields: {
-      has_next_page: { type: new GraphQLNonNull(GraphQLBoolean), resolve: (p) => p.hasNextPage },
+      has_next_page: { type: new GraphQLNonNull(GraphQLBoolean), description: 'Whether groups follow this page (pass `end_cursor` as `after` to get them).', resolve: (p) => p.hasNextPage },
       end_cursor: { type: GraphQLString, description: 'The cursor of the page\'s last group; null when the page is empty.', resolve: (p) => p.endCursor },
     },
   });
@@ -148,7 +160,7 @@ export function summaryField(style: 'v1' | 'v2'): GraphQLFieldConfig<unknown, Re
     description: 'A page of a summary\'s groups.',
     fields: {
       groups: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(SummaryGroupType))), description: 'The groups of this page, in order.' },
-      [style === 'v2' ? 'pageInfo' : 'page_info']: { type: new GraphQLNonNull(pageInfo), resolve: (a: SummaryAnswer) => a.page },
+      [style === 'v2' ? 'pageInfo' : 'page_info']: { type: new GraphQLNonNull(pageInfo), description: 'Where the page ends and whether more groups follow.', resolve: (a: SummaryAnswer) => a.page },
       weeks: { type: new GraphQLNonNull(new GraphQLList(new GraphQLNonNull(GraphQLString))), description: 'The weeks summed (Mondays, oldest first): those of the range the version holds.' },
     },
   });
@@ -167,7 +179,7 @@ export function summaryField(style: 'v1' | 'v2'): GraphQLFieldConfig<unknown, Re
       placekeys: { type: new GraphQLList(new GraphQLNonNull(GraphQLString)), description: 'Only these POIs (at most MAX_BATCH).' },
       ...range,
       group_by: { type: new GraphQLList(new GraphQLNonNull(GroupKeyEnum)), description: 'The keys of a group, in this order.' },
-      order_by: { type: SummaryOrderInput },
+      order_by: { type: SummaryOrderInput, description: 'Order by a value (then by key); omitted: by key.' },
       first: { type: GraphQLInt, defaultValue: DEFAULT_GROUPS_PAGE, description: `Groups on this page, 1 to ${MAX_GROUPS_PAGE}.` },
       after: { type: GraphQLString, description: 'The end cursor of the page before; none, null or "" for the first page.' },
     },
