@@ -34,11 +34,11 @@ const enumOf = (name: string, description: string, values: readonly string[], de
 
 const GROUP_KEY_MEANING: Readonly<Record<GroupKey, string>> = {
   week: 'The week (its Monday, YYYY-MM-DD).',
-  region: 'The POI\'s region (state) in the version\'s core places.',
-  city: 'The POI\'s city in core.',
-  postal_code: 'The POI\'s postal code in core.',
-  brand: 'Each brand of the POI in core (`brands`): a POI of two brands counts in both groups; a POI of none in the group whose brand is null.',
-  naics_code: 'The POI\'s NAICS code in core.',
+  region: 'The region (state) the patterns row gives (the POI\'s that week).',
+  city: 'The city the patterns row gives.',
+  postal_code: 'The postal code the patterns row gives (null where its file has none).',
+  brand: 'Each brand the patterns row gives (`brands`): a POI of two brands counts in both groups; a POI of none in the group whose brand is null.',
+  naics_code: 'The POI\'s NAICS code in the version\'s core places (patterns rows carry none).',
   top_category: 'The POI\'s top_category in core.',
   sub_category: 'The POI\'s sub_category in core.',
   placekey: 'The POI itself.',

@@ -71,23 +71,30 @@ function bindEach(params: Record<string, unknown>, prefix: string, values: reado
   }).join(', ') || 'NULL';
 }
 
-/** The core attributes a group key reads (`brand`: one group per brand of a POI). */
-const CORE_KEYS: ReadonlySet<GroupKey> = new Set(['region', 'city', 'postal_code', 'naics_code', 'top_category', 'sub_category']);
+/** Keys read from the patterns row itself (the POI's attributes that week; `brand`: one group per brand of the row). */
+const ROW_KEYS: ReadonlySet<GroupKey> = new Set(['region', 'city', 'postal_code', 'brand']);
+/** Keys read from the version's core places: patterns rows do not carry them. */
+const CORE_KEYS: ReadonlySet<GroupKey> = new Set(['naics_code', 'top_category', 'sub_category']);
+
+/** Whether a request names POIs (a filter or Placekeys), so that core decides which rows count. */
+function selectsPois(request: SummaryRequest): boolean {
+  return request.placekeys !== null || request.filter.where !== 'true';
+}
 
 /**
- * The SQL shared by a summary's statements: `p`, the matching POIs from the version's core (one
- * row per brand when grouped by brand), and `w`, the weeks' rows of the files holding them (each
- * week read from the one file the version takes it from), joined as `r`, with the group's key
- * columns (`k_<key>`) and its key text (`kt`, the order among equal values and the cursor's).
+ * The SQL shared by a summary's statements: `w`, the weeks' rows of the files holding them (each
+ * week read from the one file the version takes it from, with the row's own region, city, postal
+ * code and brands), of the POIs the filter and Placekeys select in the version's core (`p`: a
+ * semi-join; joined instead when a key is a core attribute), as `r`, with the group's key columns
+ * (`k_<key>`) and its key text (`kt`, the order among equal values and the cursor's). Without a
+ * filter and core keys, core is not read at all (a week of every POI: one scan of its table).
  */
 function baseSql(version: ServedVersion, request: SummaryRequest, params: Record<string, unknown>): string {
   const core = version.coreColumns;
-  const byBrand = request.groupBy.includes('brand');
-  const coreCols = [...CORE_KEYS].filter((k) => request.groupBy.includes(k)).map((k) => (core.has(k) ? k : `NULL AS ${k}`));
-  if (byBrand) coreCols.push(core.has('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS brand' : 'NULL::VARCHAR AS brand');
+  const coreKeys = request.groupBy.filter((k) => CORE_KEYS.has(k));
   const keys = request.placekeys === null ? '' : ` AND placekey IN (${bindEach(params, 'pk', request.placekeys)})`;
   Object.assign(params, request.filter.params);
-  const p = `SELECT placekey${coreCols.map((c) => `, ${c}`).join('')} FROM ${version.tableOf('core')} WHERE ${request.filter.where}${keys}`;
+  const p = `SELECT placekey${coreKeys.map((k) => `, ${core.has(k) ? k : `NULL AS ${k}`}`).join('')} FROM ${version.tableOf('core')} WHERE ${request.filter.where}${keys}`;
 
   // Each file's weeks in one scan of its table; a column the file lacks reads as NULL.
   const byFile = new Map<string, string[]>();
@@ -96,25 +103,41 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
     byFile.set(table, [...(byFile.get(table) ?? []), week]);
   }
   const wanted = ['raw_visit_counts', 'raw_visitor_counts', ...request.lists, ...request.stats, ...new Set(request.tops.map((t) => t.column))];
+  const rowKeys = request.groupBy.filter((k) => ROW_KEYS.has(k));
+  const rowKey = (k: GroupKey, columns: readonly string[]) => k === 'brand'
+    ? (columns.includes('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS k_brand' : 'NULL::VARCHAR AS k_brand')
+    : `${columns.includes(k) ? quoteIdent(k) : 'NULL::VARCHAR'} AS k_${k}`;
+  const semi = selectsPois(request) && coreKeys.length === 0 ? ' AND placekey IN (SELECT placekey FROM p)' : '';
   const parts = [...byFile].map(([table, weeks], i) => {
     const columns = version.weeklyColumns(weeks[0]!);
-    return `SELECT placekey, week_start${wanted.map((c) => `, ${columns.includes(c) ? quoteIdent(c) : `NULL AS ${quoteIdent(c)}`}`).join('')}
-      FROM ${table} WHERE week_start IN (${bindEach(params, `w${i}_`, weeks)})`;
+    const selected = [...wanted.map((c) => (columns.includes(c) ? quoteIdent(c) : `NULL AS ${quoteIdent(c)}`)), ...rowKeys.map((k) => rowKey(k, columns))];
+    return `SELECT placekey, week_start${selected.map((c) => `, ${c}`).join('')}
+      FROM ${table} WHERE week_start IN (${bindEach(params, `w${i}_`, weeks)})${semi}`;
   });
-  const w = parts.length ? parts.join('\n      UNION ALL ') : `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${wanted.map((c) => `, NULL AS ${quoteIdent(c)}`).join('')} WHERE false`;
-  const keyCols = request.groupBy.map((k) => `${k === 'week' ? "strftime(w.week_start, '%Y-%m-%d')" : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS k_${k}`);
+  const empty = `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${[...wanted.map((c) => `NULL AS ${quoteIdent(c)}`), ...rowKeys.map((k) => `NULL::VARCHAR AS k_${k}`)].map((c) => `, ${c}`).join('')} WHERE false`;
+  const w = parts.length ? parts.join('\n      UNION ALL ') : empty;
+  const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${k === 'week' ? "strftime(w.week_start, '%Y-%m-%d')" : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS k_${k}`);
+  const joined = coreKeys.length ? 'FROM w JOIN p USING (placekey)' : 'FROM w';
   const kt = request.groupBy.length ? `to_json([${request.groupBy.map((k) => `k_${k}::VARCHAR`).join(', ')}])::VARCHAR` : "''";
   return `WITH p AS (${p}),
     w AS (${w}),
-    j AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} FROM w JOIN p USING (placekey)),
+    j AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} ${joined}),
     r AS (SELECT *, ${kt} AS kt FROM j)`;
+}
+
+/**
+ * POIs of a group as SQL: its rows when a group holds one week (grouped by week, or one week
+ * asked for: a POI has one row a week), else its distinct Placekeys (the dearer count).
+ */
+function poisSql(request: SummaryRequest): string {
+  return request.groupBy.includes('week') || request.weeks.length <= 1 ? 'count(*)' : 'count(DISTINCT placekey)';
 }
 
 /** The order value of a group as SQL: NULLs (a sum of nothing) last either way. */
 function orderSql(request: SummaryRequest): string {
   const { value, descending } = request.order;
   if (value === null) return '0::DOUBLE';
-  const expr = value === 'pois' ? 'count(DISTINCT placekey)' : value === 'poi_weeks' ? 'count(*)' : `sum(${value})`;
+  const expr = value === 'pois' ? poisSql(request) : value === 'poi_weeks' ? 'count(*)' : `sum(${value})`;
   return `coalesce(${expr}::DOUBLE, ${descending ? "'-infinity'" : "'infinity'"}::DOUBLE)`;
 }
 
@@ -127,7 +150,7 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
   const params: Record<string, unknown> = {};
   const base = baseSql(version, request, params);
   const values = [
-    'count(DISTINCT placekey)::BIGINT AS pois', 'count(*)::BIGINT AS poi_weeks',
+    `${poisSql(request)}::BIGINT AS pois`, 'count(*)::BIGINT AS poi_weeks',
     'sum(raw_visit_counts)::BIGINT AS raw_visit_counts', 'sum(raw_visitor_counts)::BIGINT AS raw_visitor_counts',
     ...[...request.lists].map((c) => `[${Array.from({ length: LIST_LENGTHS[c] }, (_, i) => `sum(${quoteIdent(c)}[${i + 1}])`).join(', ')}]::BIGINT[] AS ${quoteIdent(c)}`),
     ...[...request.stats].flatMap((c) => [`median(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_median`)}`, `avg(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_mean`)}`]),
