@@ -5,7 +5,8 @@
  * files into PostgreSQL (bench/peer-postgres.ts: COPY, primary keys, VACUUM ANALYZE), then, all
  * POIs of one week grouped by region (POIs, visits and visitors summed):
  * - `patterns_summary` over HTTP, p50 of `reps`, and the server's floor `{ __typename }`;
- * - the same aggregate as DuckDB SQL on the same version file in this process;
+ * - the same aggregate as DuckDB SQL on the same version file in this process (the week's rows
+ *   grouped by their own region, as the summary reads them);
  * - the same as PostgreSQL SQL, timed by psql (`\timing`, one psql session);
  * each answer checked equal to the others; and a 100-key batch_lookup's p50 alone and with two
  * summaries running beside it. Absolute figures drift on a shared machine: read the ratios.
@@ -26,7 +27,7 @@ import { loadPeer, PG_URL } from './peer-postgres.ts';
 const KEY = 'bench-summaries-key';
 const FIRST_WEEK = '2022-01-03';
 
-interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean }
+interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean; summaryThreads: string; peerLoaded?: boolean }
 interface Group { region: string | null; pois: number; visits: number | null; visitors: number | null }
 
 const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -45,9 +46,9 @@ async function version(o: Options): Promise<{ dataDir: string; file: string; dro
   return { dataDir, file: path.join(dataDir, `${label}.duckdb`), drop };
 }
 
-async function startApi(dataDir: string, apiMemory: string): Promise<{ child: ChildProcess; url: string }> {
+async function startApi(dataDir: string, apiMemory: string, summaryThreads: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['api/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory, SUMMARY_TIMEOUT_MS: '600000' },
+    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: summaryThreads },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
@@ -72,9 +73,10 @@ async function post(url: string, query: string, variables: Record<string, unknow
 }
 
 const SUMMARY = `{ patterns_summary(weeks: { from: "${FIRST_WEEK}", to: "${FIRST_WEEK}" }, group_by: [region], first: 1000) { groups { region pois raw_visit_counts raw_visitor_counts } } }`;
-const DUCKDB_SQL = `SELECT c.region, count(DISTINCT w.placekey) AS pois, sum(w.raw_visit_counts) AS visits, sum(w.raw_visitor_counts) AS visitors
-  FROM weekly_patterns w JOIN places_core c USING (placekey) WHERE w.week_start = DATE '${FIRST_WEEK}' GROUP BY c.region ORDER BY c.region`;
-const PG_SQL = DUCKDB_SQL.replace('weekly_patterns', 'bench.weekly').replace('places_core', 'bench.core');
+/** What the summary computes, as one would write it: the week's rows by their own region (a POI has one row a week). */
+const DUCKDB_SQL = `SELECT region, count(*) AS pois, sum(raw_visit_counts) AS visits, sum(raw_visitor_counts) AS visitors
+  FROM weekly_patterns WHERE week_start = DATE '${FIRST_WEEK}' GROUP BY region ORDER BY region`;
+const PG_SQL = DUCKDB_SQL.replace('weekly_patterns', 'bench.weekly');
 
 function normalised(groups: readonly Group[]): string {
   return JSON.stringify([...groups].map((g) => [g.region, Number(g.pois), g.visits === null ? null : Number(g.visits), g.visitors === null ? null : Number(g.visitors)])
@@ -111,61 +113,66 @@ async function main(o: Options): Promise<void> {
   const { dataDir, file, drop } = await version(o);
   console.log(`machine: ${os.cpus().length} cores; node ${process.version}; ${o.pois} POIs x ${o.weeks} weeks; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
   let peer: { ms: number } | null = null;
-  if (o.peer) {
+  if (o.peer && !o.peerLoaded) {
     const files = (await readdir(drop)).filter((f) => f.endsWith('.csv.gz')).map((f) => path.resolve(drop, f));
     peer = await loadPeer(files);
     console.log(`PostgreSQL peer loaded in ${(peer.ms / 1000).toFixed(1)} s`);
   }
-  const api = await startApi(dataDir, o.apiMemory);
   const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: o.apiMemory });
   const conn = await db.connect();
+  const duck = async () => {
+    const started = performance.now();
+    const rows = (await conn.runAndReadAll(DUCKDB_SQL)).getRowObjectsJS().map((r) => ({ region: r['region'] as string | null, pois: Number(r['pois']), visits: Number(r['visits']), visitors: Number(r['visitors']) }));
+    return { ms: performance.now() - started, rows };
+  };
   try {
-    const duck = async () => {
-      const started = performance.now();
-      const rows = (await conn.runAndReadAll(DUCKDB_SQL)).getRowObjectsJS().map((r) => ({ region: r['region'] as string | null, pois: Number(r['pois']), visits: Number(r['visits']), visitors: Number(r['visitors']) }));
-      return { ms: performance.now() - started, rows };
-    };
-    const ours = async () => {
-      const r = await post(api.url, SUMMARY);
-      return { ms: r.ms, rows: (r.body.data.patterns_summary.groups as any[]).map((g) => ({ region: g.region, pois: g.pois, visits: g.raw_visit_counts, visitors: g.raw_visitor_counts })) };
-    };
-    const floor = async () => (await post(api.url, '{ __typename }')).ms;
-    // Warm: blocks read once into each process's cache.
-    const a = await ours();
-    const b = await duck();
-    if (normalised(a.rows) !== normalised(b.rows)) throw new Error('the summary and DuckDB SQL answered differently');
-    const oursMs: number[] = [];
+    const reference = await duck(); // warm
     const duckMs: number[] = [];
-    const floorMs: number[] = [];
-    for (let i = 0; i < reps; i++) {
-      oursMs.push((await ours()).ms);
-      duckMs.push((await duck()).ms);
-      floorMs.push(await floor());
-    }
+    for (let i = 0; i < reps; i++) duckMs.push((await duck()).ms);
+    const d = median(duckMs);
     const pg = o.peer ? await postgres(reps) : null;
-    if (pg && normalised(pg.groups) !== normalised(a.rows)) throw new Error(`PostgreSQL answered differently: ${normalised(pg.groups).slice(0, 200)} vs ${normalised(a.rows).slice(0, 200)}`);
-    const [m, d, f] = [median(oursMs), median(duckMs), median(floorMs)];
-    console.log(`\n| all POIs of one week by region (${a.rows.length} groups) | p50 ms | runs |\n|---|---|---|`);
-    console.log(`| patterns_summary over HTTP | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
-    console.log(`| the server's floor \`{ __typename }\` | ${f.toFixed(2)} | |`);
+    if (pg && normalised(pg.groups) !== normalised(reference.rows)) throw new Error(`PostgreSQL answered differently: ${normalised(pg.groups).slice(0, 200)} vs ${normalised(reference.rows).slice(0, 200)}`);
+    console.log(`\nAll POIs of one week by region (${reference.rows.length} groups; POIs, visits and visitors summed):\n`);
+    console.log(`| measured | p50 ms | runs |\n|---|---|---|`);
     console.log(`| DuckDB SQL on the same file, in process | ${d.toFixed(1)} | ${duckMs.map((x) => x.toFixed(0)).join(', ')} |`);
     if (pg) console.log(`| PostgreSQL GROUP BY (psql \\timing) | ${median(pg.ms).toFixed(1)} | ${pg.ms.map((x) => x.toFixed(0)).join(', ')} |`);
-    console.log(`\nratios: ours / (DuckDB + floor) ${(m / (d + f)).toFixed(2)}${pg ? `; PostgreSQL / ours ${(median(pg.ms) / m).toFixed(1)}` : ''}; load average ${load1()}`);
-
     const keys = ((await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE 20000 ROWS')).getColumnsJS()[0] ?? []).map(String);
-    const alone = await lookupP50(api.url, keys, 200);
-    let stop = false;
-    const beside = async () => { while (!stop) await ours(); };
-    const loops = [beside(), beside()];
-    await new Promise((r) => setTimeout(r, 200));
-    const busy = await lookupP50(api.url, keys, 200);
-    stop = true;
-    await Promise.all(loops);
-    console.log(`100-key batch_lookup p50: alone ${alone.toFixed(2)} ms, with two summaries running beside it ${busy.toFixed(2)} ms (${(busy / alone).toFixed(2)}x); load average ${load1()}`);
+    for (const threads of o.summaryThreads.split(',')) {
+      const api = await startApi(dataDir, o.apiMemory, threads);
+      try {
+        const ours = async () => {
+          const r = await post(api.url, SUMMARY);
+          return { ms: r.ms, rows: (r.body.data.patterns_summary.groups as any[]).map((g) => ({ region: g.region, pois: g.pois, visits: g.raw_visit_counts, visitors: g.raw_visitor_counts })) };
+        };
+        const floor = async () => (await post(api.url, '{ __typename }')).ms;
+        const a = await ours(); // warm (and opens the summary instance)
+        if (normalised(a.rows) !== normalised(reference.rows)) throw new Error('the summary and DuckDB SQL answered differently');
+        const oursMs: number[] = [];
+        const floorMs: number[] = [];
+        for (let i = 0; i < reps; i++) {
+          oursMs.push((await ours()).ms);
+          floorMs.push(await floor());
+        }
+        const [m, f] = [median(oursMs), median(floorMs)];
+        const alone = await lookupP50(api.url, keys, 300);
+        let stop = false;
+        const beside = async () => { while (!stop) await ours(); };
+        const loops = [beside(), beside()];
+        await new Promise((r) => setTimeout(r, 200));
+        const busy = await lookupP50(api.url, keys, 300);
+        stop = true;
+        await Promise.all(loops);
+        console.log(`| patterns_summary over HTTP, SUMMARY_THREADS=${threads} | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
+        console.log(`|   the server's floor \`{ __typename }\` | ${f.toFixed(2)} | |`);
+        console.log(`|   ratios | ours / (DuckDB + floor) ${(m / (d + f)).toFixed(2)}${pg ? `; PostgreSQL / ours ${(median(pg.ms) / m).toFixed(1)}` : ''} | |`);
+        console.log(`|   100-key batch_lookup p50 alone / beside two summaries | ${alone.toFixed(2)} / ${busy.toFixed(2)} (${(busy / alone).toFixed(2)}x) | load average ${load1()} |`);
+      } finally {
+        api.child.kill('SIGTERM');
+      }
+    }
   } finally {
     conn.closeSync();
     db.closeSync();
-    api.child.kill('SIGTERM');
   }
 }
 
@@ -176,5 +183,7 @@ await new Command('bench-summaries').description('patterns_summary against DuckD
   .option('--reps <n>', 'timed runs of each', '15')
   .option('--api-memory <size>', "the API's API_MEMORY_LIMIT", '1GB')
   .option('--no-peer', 'skip PostgreSQL')
+  .option('--peer-loaded', 'PostgreSQL holds this drop already (from a run before): do not load it again')
+  .option('--summary-threads <list>', 'SUMMARY_THREADS of the API, each measured in turn', '1,0')
   .action(main)
   .parseAsync(process.argv);

@@ -86,7 +86,7 @@ function selectsPois(request: SummaryRequest): boolean {
  * week read from the one file the version takes it from, with the row's own region, city, postal
  * code and brands), of the POIs the filter and Placekeys select in the version's core (`p`: a
  * semi-join; joined instead when a key is a core attribute), as `r`, with the group's key columns
- * (`k_<key>`) and its key text (`kt`, the order among equal values and the cursor's). Without a
+ * (`rk_<key>`; the key text, `kt`, is made of them by ktSql). Without a
  * filter and core keys, core is not read at all (a week of every POI: one scan of its table).
  */
 function baseSql(version: ServedVersion, request: SummaryRequest, params: Record<string, unknown>): string {
@@ -105,8 +105,8 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
   const wanted = ['raw_visit_counts', 'raw_visitor_counts', ...request.lists, ...request.stats, ...new Set(request.tops.map((t) => t.column))];
   const rowKeys = request.groupBy.filter((k) => ROW_KEYS.has(k));
   const rowKey = (k: GroupKey, columns: readonly string[]) => k === 'brand'
-    ? (columns.includes('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS k_brand' : 'NULL::VARCHAR AS k_brand')
-    : `${columns.includes(k) ? quoteIdent(k) : 'NULL::VARCHAR'} AS k_${k}`;
+    ? (columns.includes('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS rk_brand' : 'NULL::VARCHAR AS rk_brand')
+    : `${columns.includes(k) ? quoteIdent(k) : 'NULL::VARCHAR'} AS rk_${k}`;
   const semi = selectsPois(request) && coreKeys.length === 0 ? ' AND placekey IN (SELECT placekey FROM p)' : '';
   const parts = [...byFile].map(([table, weeks], i) => {
     const columns = version.weeklyColumns(weeks[0]!);
@@ -114,15 +114,27 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
     return `SELECT placekey, week_start${selected.map((c) => `, ${c}`).join('')}
       FROM ${table} WHERE week_start IN (${bindEach(params, `w${i}_`, weeks)})${semi}`;
   });
-  const empty = `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${[...wanted.map((c) => `NULL AS ${quoteIdent(c)}`), ...rowKeys.map((k) => `NULL::VARCHAR AS k_${k}`)].map((c) => `, ${c}`).join('')} WHERE false`;
+  const empty = `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${[...wanted.map((c) => `NULL AS ${quoteIdent(c)}`), ...rowKeys.map((k) => `NULL::VARCHAR AS rk_${k}`)].map((c) => `, ${c}`).join('')} WHERE false`;
   const w = parts.length ? parts.join('\n      UNION ALL ') : empty;
-  const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${k === 'week' ? "strftime(w.week_start, '%Y-%m-%d')" : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS k_${k}`);
+  const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${k === 'week' ? 'w.week_start' : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS rk_${k}`);
   const joined = coreKeys.length ? 'FROM w JOIN p USING (placekey)' : 'FROM w';
-  const kt = request.groupBy.length ? `to_json([${request.groupBy.map((k) => `k_${k}::VARCHAR`).join(', ')}])::VARCHAR` : "''";
   return `WITH p AS (${p}),
     w AS (${w}),
-    j AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} ${joined}),
-    r AS (SELECT *, ${kt} AS kt FROM j)`;
+    r AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} ${joined})`;
+}
+
+/** A group key's value as text (`rk_<key>` of a row or a group): a week as YYYY-MM-DD. */
+function keyText(k: GroupKey): string {
+  return k === 'week' ? "strftime(rk_week, '%Y-%m-%d')" : `rk_${k}::VARCHAR`;
+}
+
+/**
+ * The key text of a group (or of a row's group): its keys' values as text in a JSON array, the
+ * order among groups of equal value and the cursor's position. Made per group, not per row: per
+ * row it was most of a one-week summary's time.
+ */
+function ktSql(request: SummaryRequest): string {
+  return request.groupBy.length ? `to_json([${request.groupBy.map(keyText).join(', ')}])::VARCHAR` : "''";
 }
 
 /**
@@ -155,10 +167,11 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
     ...[...request.lists].map((c) => `[${Array.from({ length: LIST_LENGTHS[c] }, (_, i) => `sum(${quoteIdent(c)}[${i + 1}])`).join(', ')}]::BIGINT[] AS ${quoteIdent(c)}`),
     ...[...request.stats].flatMap((c) => [`median(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_median`)}`, `avg(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_mean`)}`]),
   ];
-  const keyCols = request.groupBy.map((k) => `k_${k}`);
+  const keyCols = request.groupBy.map((k) => `rk_${k}`);
+  const keyOut = request.groupBy.map((k) => `${k === 'week' ? keyText(k) : `rk_${k}`} AS k_${k}`);
   // No key: one group of everything, even of no rows (count 0, sums null).
   const grouped = keyCols.length
-    ? `SELECT ${[...keyCols, 'kt', `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r GROUP BY ${['kt', ...keyCols].join(', ')}`
+    ? `SELECT ${[...keyOut, `${ktSql(request)} AS kt`, `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r GROUP BY ${keyCols.join(', ')}`
     : `SELECT ${["'' AS kt", `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r`;
   const dir = request.order.descending ? 'DESC' : 'ASC';
   let after = '';
@@ -195,7 +208,7 @@ async function topEntries(conn: DuckDBConnection, version: ServedVersion, reques
     const params: Record<string, unknown> = {};
     const base = baseSql(version, request, params);
     const rows = (await conn.runAndReadAll(`${base}, e AS (SELECT kt, unnest(map_keys(${quoteIdent(column)})) AS key, unnest(map_values(${quoteIdent(column)})) AS value
-        FROM r WHERE kt IN (${bindEach(params, 'g', groups)}))
+        FROM (SELECT *, ${ktSql(request)} AS kt FROM r) WHERE kt IN (${bindEach(params, 'g', groups)}))
       SELECT kt, key, sum(value)::BIGINT AS value FROM e GROUP BY kt, key
       QUALIFY row_number() OVER (PARTITION BY kt ORDER BY sum(value) DESC, key) <= ${first} ORDER BY kt, value DESC, key`, params as never)).getRowObjectsJS();
     for (const g of groups) out.get(g)!.set(topKey(column, first), []);
