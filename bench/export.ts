@@ -9,17 +9,12 @@
  * an export whose client stops reading. Absolute figures drift on a shared machine: read ratios,
  * and the load average printed beside them.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadDrop } from '../ingest/publish/load-drop.ts';
-import { createLogger } from '../shared/logger.ts';
-import { localSite } from '../versions/open-version-site.ts';
-import { generateDrop } from '../tools/generate-drop.ts';
+import { benchVersion, startBenchApi } from './bench-api.ts';
 
 const KEY = 'bench-export-key';
 const FIRST_WEEK = '2022-01-03';
@@ -35,37 +30,6 @@ async function procKb(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<number> {
   return Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)![1]);
 }
 
-/** The version folder for this size: generated and loaded on first use, reused after. */
-async function version(o: Options): Promise<{ dataDir: string; file: string }> {
-  const name = `${o.pois}x${o.weeks}`;
-  const drop = path.join(o.work, `drop-${name}`);
-  const dataDir = path.join(o.work, `data-${name}`);
-  if (!existsSync(path.join(dataDir, 'CURRENT'))) {
-    console.log(`generating ${name} into ${drop} and loading it (once) ...`);
-    await generateDrop({ pois: Number(o.pois), weeks: Number(o.weeks), out: drop, format: 'csv.gz', seed: 1 });
-    await loadDrop({ inputs: [drop], month: '2022-01', settings: { memoryLimit: '1GB', threads: null, tempDir: path.join(dataDir, '.tmp'), maxRejectShare: 0.05, storeExtras: false } }, localSite(dataDir, createLogger('silent', 'bench')));
-  }
-  const label = (await readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim();
-  return { dataDir, file: path.join(dataDir, `${label}.duckdb`) };
-}
-
-async function startApi(dataDir: string, apiMemory: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['api/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const line = text.split('\n').find((l) => l.includes('"msg":"listening"'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', () => reject(new Error(`the API exited:\n${text}`)));
-  });
-  child.stdout!.resume();
-  return { child, url: `http://127.0.0.1:${port}` };
-}
 
 /** One export read to its end as fast as the client can, discarding it: seconds, bytes and lines. */
 async function httpExport(url: string, format: string): Promise<{ seconds: number; bytes: number; lines: number }> {
@@ -89,9 +53,9 @@ function median(values: number[]): number {
 
 async function main(o: Options): Promise<void> {
   const reps = Number(o.reps);
-  const { dataDir, file } = await version(o);
+  const { dataDir, file } = await benchVersion(o.work, o.pois, o.weeks);
   console.log(`machine: ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB; node ${process.version}; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
-  const api = await startApi(dataDir, o.apiMemory);
+  const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory });
   // The reference: DuckDB's own CSV and JSON-lines writers over the same rows, same memory limit.
   const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: '1GB' });
   const conn = await db.connect();

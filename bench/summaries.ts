@@ -11,17 +11,13 @@
  * each answer checked equal to the others; and a 100-key batch_lookup's p50 alone and with two
  * summaries running beside it. Absolute figures drift on a shared machine: read the ratios.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadDrop } from '../ingest/publish/load-drop.ts';
-import { createLogger } from '../shared/logger.ts';
-import { localSite } from '../versions/open-version-site.ts';
-import { generateDrop } from '../tools/generate-drop.ts';
+import { benchVersion, startBenchApi } from './bench-api.ts';
 import { loadPeer, PG_URL } from './peer-postgres.ts';
 
 const KEY = 'bench-summaries-key';
@@ -33,36 +29,6 @@ interface Group { region: string | null; pois: number; visits: number | null; vi
 const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function version(o: Options): Promise<{ dataDir: string; file: string; drop: string }> {
-  const name = `${o.pois}x${o.weeks}`;
-  const drop = path.join(o.work, `drop-${name}`);
-  const dataDir = path.join(o.work, `data-${name}`);
-  if (!existsSync(path.join(dataDir, 'CURRENT'))) {
-    console.log(`generating ${name} into ${drop} and loading it (once) ...`);
-    await generateDrop({ pois: Number(o.pois), weeks: Number(o.weeks), out: drop, format: 'csv.gz', seed: 1 });
-    await loadDrop({ inputs: [drop], month: '2022-01', settings: { memoryLimit: '1GB', threads: null, tempDir: path.join(dataDir, '.tmp'), maxRejectShare: 0.05, storeExtras: false } }, localSite(dataDir, createLogger('silent', 'bench')));
-  }
-  const label = (await readFile(path.join(dataDir, 'CURRENT'), 'utf8')).trim();
-  return { dataDir, file: path.join(dataDir, `${label}.duckdb`), drop };
-}
-
-async function startApi(dataDir: string, apiMemory: string, summaryThreads: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['api/main.ts'], {
-    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'info', RATE_LIMIT_POINTS: '0', API_MEMORY_LIMIT: apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: summaryThreads },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let text = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      text += d.toString();
-      const line = text.split('\n').find((l) => l.includes('"msg":"listening"'));
-      if (line) resolve((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', () => reject(new Error(`the API exited:\n${text}`)));
-  });
-  child.stdout!.resume();
-  return { child, url: `http://127.0.0.1:${port}` };
-}
 
 async function post(url: string, query: string, variables: Record<string, unknown> = {}): Promise<{ ms: number; body: any }> {
   const started = performance.now();
@@ -110,7 +76,7 @@ async function lookupP50(url: string, keys: readonly string[], n: number): Promi
 
 async function main(o: Options): Promise<void> {
   const reps = Number(o.reps);
-  const { dataDir, file, drop } = await version(o);
+  const { dataDir, file, drop } = await benchVersion(o.work, o.pois, o.weeks);
   console.log(`machine: ${os.cpus().length} cores; node ${process.version}; ${o.pois} POIs x ${o.weeks} weeks; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
   let peer: { ms: number } | null = null;
   if (o.peer && !o.peerLoaded) {
@@ -138,7 +104,7 @@ async function main(o: Options): Promise<void> {
     if (pg) console.log(`| PostgreSQL GROUP BY (psql \\timing) | ${median(pg.ms).toFixed(1)} | ${pg.ms.map((x) => x.toFixed(0)).join(', ')} |`);
     const keys = ((await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE 20000 ROWS')).getColumnsJS()[0] ?? []).map(String);
     for (const threads of o.summaryThreads.split(',')) {
-      const api = await startApi(dataDir, o.apiMemory, threads);
+      const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: threads });
       try {
         const ours = async () => {
           const r = await post(api.url, SUMMARY);

@@ -30,20 +30,26 @@ export async function openReadOnly(file: string, options: ReadOnlyOptions, attac
   };
   if (options.threads !== null) settings['threads'] = String(options.threads);
   if (options.disabledOptimizers?.length) settings['disabled_optimizers'] = options.disabledOptimizers.join(',');
-  const instance = await DuckDBInstance.create(file, settings);
+  return configured(await DuckDBInstance.create(file, settings), [
+    ...attach.map((a) => `ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`),
+    'SET enable_external_access = false',
+    // With external access disabled DuckDB still allows the database's own side paths
+    // (`<file>.wal`, `.wal.checkpoint`, `.wal.recovery`, the `<file>.tmp/` spill folder), so
+    // `COPY ... TO '<file>.wal'` would write beside a version. Once the file is open nothing
+    // needs to open a local file again (blocks are read through the handle already open), so
+    // the local file system is switched off; the cost is that a query cannot spill to disk,
+    // which look-ups of at most MAX_BATCH keys never need. Both settings must precede the lock.
+    "SET disabled_filesystems = 'LocalFileSystem'",
+    'SET lock_configuration = true',
+  ]);
+}
+
+/** Runs `statements` on a connection of a new instance, in order; an instance they fail on is closed. */
+async function configured(instance: DuckDBInstance, statements: readonly string[]): Promise<DuckDBInstance> {
   try {
     const conn = await instance.connect();
     try {
-      for (const a of attach) await conn.run(`ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`);
-      await conn.run('SET enable_external_access = false');
-      // With external access disabled DuckDB still allows the database's own side paths
-      // (`<file>.wal`, `.wal.checkpoint`, `.wal.recovery`, the `<file>.tmp/` spill folder), so
-      // `COPY ... TO '<file>.wal'` would write beside a version. Once the file is open nothing
-      // needs to open a local file again (blocks are read through the handle already open), so
-      // the local file system is switched off; the cost is that a query cannot spill to disk,
-      // which look-ups of at most MAX_BATCH keys never need. Both settings must precede the lock.
-      await conn.run("SET disabled_filesystems = 'LocalFileSystem'");
-      await conn.run('SET lock_configuration = true');
+      for (const sql of statements) await conn.run(sql);
     } finally {
       conn.closeSync();
     }
@@ -81,20 +87,10 @@ export async function withReadOnly<T>(file: string, options: ReadOnlyOptions, wo
 export async function openForCopy(file: string, dir: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
   const settings: Record<string, string> = { memory_limit: options.memoryLimit, autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' };
   if (options.threads !== null) settings['threads'] = String(options.threads);
-  const instance = await DuckDBInstance.create(':memory:', settings);
-  try {
-    const conn = await instance.connect();
-    try {
-      await conn.run(`ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`);
-      await conn.run(`SET allowed_directories = [${quoteLiteral(dir.endsWith('/') ? dir : `${dir}/`)}]`);
-      await conn.run('SET enable_external_access = false');
-      await conn.run('SET lock_configuration = true');
-    } finally {
-      conn.closeSync();
-    }
-  } catch (err) {
-    instance.closeSync();
-    throw err;
-  }
-  return instance;
+  return configured(await DuckDBInstance.create(':memory:', settings), [
+    `ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`,
+    `SET allowed_directories = [${quoteLiteral(dir.endsWith('/') ? dir : `${dir}/`)}]`,
+    'SET enable_external_access = false',
+    'SET lock_configuration = true',
+  ]);
 }
