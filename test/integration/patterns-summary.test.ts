@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
@@ -8,6 +9,7 @@ import { postGraphql } from '../helpers/graphql-client.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { CORE_HEADER, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
 
 const SEED = 41;
 const POIS = 120;
@@ -35,7 +37,7 @@ function allRows(): Row[] {
 }
 
 type Key = 'week' | 'region' | 'city' | 'postal_code' | 'brand' | 'naics_code' | 'top_category' | 'sub_category' | 'placekey';
-const KEYS: readonly Key[] = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'];
+const GROUP_KEYS: readonly Key[] = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'];
 
 function keyOf(r: Row, k: Key): string | number | null {
   switch (k) {
@@ -166,7 +168,7 @@ describe('patterns_summary: weekly patterns aggregated, exact to the drops\' row
   });
 
   it('every group_by alone, ordered by key; and none: one group of everything', async () => {
-    for (const key of KEYS) {
+    for (const key of GROUP_KEYS) {
       const body = await v1(`weeks: { from: "2022-01-03", to: "2022-01-24" }, group_by: [${key}], first: 1000`, `groups { ${key} pois poi_weeks raw_visit_counts }`);
       expect(body.errors, key).to.equal(undefined);
       const wanted = expected(rows, [key], null).map((g: any) => ({ [key]: g[key], pois: g.pois, poi_weeks: g.poi_weeks, raw_visit_counts: g.raw_visit_counts }));
@@ -227,5 +229,58 @@ describe('patterns_summary: weekly patterns aggregated, exact to the drops\' row
     }
     const top = await v1('', 'groups { top(column: device_type, first: 101) { key } }');
     expect(top.errors.map((e: any) => [e.extensions.code, e.message])).to.deep.equal([['BAD_PAGE_SIZE', "top's first must be 1 to 100; got 101"]]);
+  });
+});
+
+describe('patterns_summary: which attributes a group reads, and which rows count', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let server: RunningServer;
+  const [MOVED, STAYED, NO_CORE] = [KEYS[0]!, KEYS[1]!, KEYS[2]!];
+  const WEEK = '2022-04-18';
+  /** A week's row (the helper's, visits spread over the days) with its own region. */
+  const row = (placekey: string, region: string, visits: number) => {
+    const r = weeklyRow(placekey, WEEK, [visits, 0, 0, 0, 0, 0, 0]);
+    r[WEEKLY_HEADER.indexOf('region')] = region;
+    return r;
+  };
+
+  before(async () => {
+    dir = await makeTempDir('summary-rows');
+    const drop = path.join(dir, 'drop');
+    await mkdir(drop, { recursive: true });
+    // MOVED: core says MA, its patterns row says NY; STAYED: CT in both; NO_CORE: a patterns row without a core row.
+    await writeCsv(path.join(drop, 'core.csv'), CORE_HEADER, [
+      [MOVED, 'Moved', '1 Main St', 'Springfield', 'MA', '01020', 'US', 722511, 'Restaurants and Other Eating Places', 'Full-Service Restaurants'],
+      [STAYED, 'Stayed', '2 Elm St', 'Hartford', 'CT', '06101', 'US', 445110, 'Grocery Stores', 'Supermarkets and Other Grocery (except Convenience) Stores'],
+    ]);
+    await writeCsv(path.join(drop, 'weekly.csv'), WEEKLY_HEADER, [row(MOVED, 'NY', 10), row(STAYED, 'CT', 20), row(NO_CORE, 'NJ', 40)]);
+    const config = testConfig(path.join(dir, 'data'));
+    await loadDrop({ dataDir: config.dataDir, inputs: [drop], month: '2022-04', settings: buildSettingsOf(config) });
+    server = await startServer(config, createLogger('silent', 'test'));
+  });
+  after(async () => {
+    await server?.close();
+    await removeDir(dir);
+  });
+
+  const groups = async (args: string, fields: string) => {
+    const body = (await postGraphql(server.url, { query: `{ patterns_summary${args ? `(${args})` : ""} { groups { ${fields} } } }` })).body;
+    expect(body.errors, args).to.equal(undefined);
+    return body.data.patterns_summary.groups;
+  };
+
+  it('region is the patterns row\'s; without a filter every row counts, a Placekey without core too', async () => {
+    expect(await groups('group_by: [region]', 'region pois raw_visit_counts')).to.deep.equal([
+      { region: 'CT', pois: 1, raw_visit_counts: 20 }, { region: 'NJ', pois: 1, raw_visit_counts: 40 }, { region: 'NY', pois: 1, raw_visit_counts: 10 }]);
+    expect(await groups('', 'pois raw_visit_counts')).to.deep.equal([{ pois: 3, raw_visit_counts: 70 }]);
+  });
+
+  it('a filter selects POIs by core (MA finds the POI whose row says NY); a core key leaves out rows without core', async () => {
+    expect(await groups('filter: { region: "MA" }, group_by: [region]', 'region pois raw_visit_counts')).to.deep.equal([{ region: 'NY', pois: 1, raw_visit_counts: 10 }]);
+    expect(await groups('filter: { region: "NY" }', 'pois raw_visit_counts')).to.deep.equal([{ pois: 0, raw_visit_counts: null }]);
+    expect(await groups('group_by: [top_category, region]', 'top_category region pois raw_visit_counts')).to.deep.equal([
+      { top_category: 'Grocery Stores', region: 'CT', pois: 1, raw_visit_counts: 20 },
+      { top_category: 'Restaurants and Other Eating Places', region: 'NY', pois: 1, raw_visit_counts: 10 }]);
   });
 });
