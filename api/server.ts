@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Redis } from 'ioredis';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,7 +55,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
     waitForFirst: site.cache.local,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
-    summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads,
+    summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads, summarySpillDir: path.join(config.duckdbTempDir, 'summaries'),
     ...(openStores ? { stores: openStores } : {}),
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);

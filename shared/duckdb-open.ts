@@ -94,3 +94,24 @@ export async function openForCopy(file: string, dir: string, options: ReadOnlyOp
     'SET lock_configuration = true',
   ]);
 }
+
+/**
+ * Opens a version's files for its summaries: read-only like openReadOnly, but able to spill to
+ * `spillDir` (a summary grouping a week of every POI by Placekey with hourly sums outgrows memory)
+ * and to nothing else: file access is confined to that folder before the configuration is locked.
+ * Only the service's own statements run there (every value bound), as on every instance.
+ */
+export async function openForSummaries(file: string, options: ReadOnlyOptions, attach: readonly AttachedFile[], spillDir: string): Promise<DuckDBInstance> {
+  const dir = spillDir.endsWith('/') ? spillDir : `${spillDir}/`;
+  const settings: Record<string, string> = {
+    access_mode: 'READ_ONLY', memory_limit: options.memoryLimit, temp_directory: dir,
+    autoload_known_extensions: 'false', autoinstall_known_extensions: 'false',
+  };
+  if (options.threads !== null) settings['threads'] = String(options.threads);
+  return configured(await DuckDBInstance.create(file, settings), [
+    ...attach.map((a) => `ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`),
+    `SET allowed_directories = [${quoteLiteral(dir)}]`,
+    'SET enable_external_access = false',
+    'SET lock_configuration = true',
+  ]);
+}

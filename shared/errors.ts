@@ -63,7 +63,7 @@ export const ErrorCodes = {
   SUMMARIES_BUSY: 'SUMMARIES_BUSY',
   /** A summary ran past its time limit (SUMMARY_TIMEOUT_MS) and was stopped: narrow its filter or weeks. */
   SUMMARY_TIMEOUT: 'SUMMARY_TIMEOUT',
-  /** A summary needed more memory than the served version's limit (API_MEMORY_LIMIT): narrow it, or group by less. */
+  /** A summary needed more memory than the version's limit (API_MEMORY_LIMIT) where it cannot spill (SUMMARY_THREADS=0): narrow it, or group by less. */
   SUMMARY_TOO_LARGE: 'SUMMARY_TOO_LARGE',
   /** A command's input file does not exist (`placedata match <in>`). */
   INPUT_NOT_FOUND: 'INPUT_NOT_FOUND',

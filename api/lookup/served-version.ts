@@ -1,5 +1,7 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { openReadOnly } from '../../shared/duckdb-open.ts';
+import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../../versions/version-manifest.ts';
@@ -46,6 +48,8 @@ export interface ServeOptions {
    * cores to look-ups; null (or absent): on the served instance, with its threads.
    */
   readonly summaryThreads?: number | null;
+  /** Where summary instances spill, each version in a folder of its own (DUCKDB_TEMP_DIR/summaries). */
+  readonly summarySpillDir?: string;
 }
 
 /** Where a version's look-ups of core and weeks are read from. */
@@ -108,6 +112,7 @@ export class ServedVersion {
   readonly #paths: ReadonlyMap<string, string>;
   readonly #memoryLimit: string;
   readonly #summaryThreads: number | null;
+  readonly #summarySpillDir: string | null;
   /** The summary instance, opened at the first summary (ServeOptions.summaryThreads). */
   #summaries: Promise<DuckDBInstance> | null = null;
   #refs = 0;
@@ -122,6 +127,7 @@ export class ServedVersion {
     this.#paths = paths;
     this.#memoryLimit = options.memoryLimit;
     this.#summaryThreads = options.summaryThreads ?? null;
+    this.#summarySpillDir = options.summarySpillDir ?? null;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
     this.unavailable = unavailableData(unavailable, this.#routes);
@@ -307,7 +313,8 @@ export class ServedVersion {
   /**
    * A connection for a summary, outside the look-up pool: on the version's summary instance when
    * it has one (opened here the first time, read-only and locked like the served one, with
-   * SUMMARY_THREADS threads and the same memory limit), else as connectApart. The caller must hold
+   * SUMMARY_THREADS threads and the same memory limit, spilling into a folder of its own under
+   * `summarySpillDir` and able to touch nothing else), else as connectApart. The caller must hold
    * a lease on this version and close the connection before releasing it.
    */
   async connectForSummary(): Promise<DuckDBConnection> {
@@ -316,7 +323,9 @@ export class ServedVersion {
     this.#queries++;
     if (this.#summaries === null) {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
-      this.#summaries = openReadOnly(this.file, { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads }, attach);
+      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads };
+      this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
+        : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
       this.#summaries.catch(() => undefined);
     }
     try {

@@ -53,7 +53,8 @@ export class SummaryGate {
       return await work(conn);
     } catch (err) {
       if (timedOut) throw new AppError(ErrorCodes.SUMMARY_TIMEOUT, `The summary ran past its limit of ${timeoutMs} ms and was stopped; narrow its filter or weeks`);
-      if (/Out of Memory/i.test((err as Error).message)) {
+      // Past its memory a statement spills to disk, which a served instance cannot (no file system).
+      if (/Out of Memory|LocalFileSystem has been disabled/i.test((err as Error).message)) {
         throw new AppError(ErrorCodes.SUMMARY_TOO_LARGE, 'The summary needs more memory than this server allows; narrow its filter or weeks, or group by less');
       }
       throw err;

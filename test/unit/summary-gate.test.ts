@@ -51,6 +51,21 @@ describe('SummaryGate: summaries within a budget', function () {
     expect(await gate.run(versionOn(instance), async (conn) => Number((await conn.runAndReadAll('SELECT 1 + 1')).getRows()[0]![0]))).to.equal(2);
   });
 
+  it('refuses a summary that would spill to disk where the instance has no file system (SUMMARY_TOO_LARGE)', async () => {
+    const locked = await DuckDBInstance.create(':memory:', { memory_limit: '64MB', threads: '1' });
+    try {
+      const conn = await locked.connect();
+      await conn.run("SET disabled_filesystems = 'LocalFileSystem'");
+      conn.closeSync();
+      const gate = new SummaryGate({ concurrency: 2, timeoutMs: 60_000 });
+      // DuckDB's message: "Permission Error: File system LocalFileSystem has been disabled by configuration".
+      const grouped = gate.run(versionOn(locked), (c) => c.runAndReadAll("SELECT max(n) FROM (SELECT s, count(*) AS n FROM (SELECT repeat('x', 50) || i::VARCHAR AS s FROM range(5000000) t(i)) GROUP BY s)"));
+      expect(await refusal(grouped)).to.deep.equal(['SUMMARY_TOO_LARGE', 'The summary needs more memory than this server allows; narrow its filter or weeks, or group by less']);
+    } finally {
+      locked.closeSync();
+    }
+  });
+
   it('refuses a summary that runs out of the memory limit (SUMMARY_TOO_LARGE); other errors pass as they are', async () => {
     const gate = new SummaryGate({ concurrency: 2, timeoutMs: 60_000 });
     const big = gate.run(versionOn(instance), (conn) => conn.runAndReadAll("SELECT list(repeat('x', 100) || i::VARCHAR) FROM range(10000000) t(i)"));
