@@ -4,7 +4,7 @@ import type { ServedVersion } from '../lookup/served-version.ts';
 import type { FilterSql } from './search-filter.ts';
 import type { SummaryPosition } from './summary-cursor.ts';
 
-/** What a summary may group by: the week, a core attribute of the POI, or the POI itself. */
+/** What a summary may group by: the week, an attribute of the POI (its patterns row's or its core's), or the POI itself. */
 export const GROUP_KEYS = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
 
