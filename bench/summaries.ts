@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { quoteLiteral } from '../shared/sql.ts';
 import { benchVersion, startBenchApi } from './bench-api.ts';
 import { loadPeer, PG_URL } from './peer-postgres.ts';
 
@@ -41,7 +42,7 @@ async function post(url: string, query: string, variables: Record<string, unknow
 const SUMMARY = `{ patterns_summary(weeks: { from: "${FIRST_WEEK}", to: "${FIRST_WEEK}" }, group_by: [region], first: 1000) { groups { region pois raw_visit_counts raw_visitor_counts } } }`;
 /** What the summary computes, as one would write it: the week's rows by their own region (a POI has one row a week). */
 const DUCKDB_SQL = `SELECT region, count(*) AS pois, sum(raw_visit_counts) AS visits, sum(raw_visitor_counts) AS visitors
-  FROM weekly_patterns WHERE week_start = DATE '${FIRST_WEEK}' GROUP BY region ORDER BY region`;
+  FROM weekly_patterns WHERE week_start = DATE ${quoteLiteral(FIRST_WEEK)} GROUP BY region ORDER BY region`;
 const PG_SQL = DUCKDB_SQL.replace('weekly_patterns', 'bench.weekly');
 
 function normalised(groups: readonly Group[]): string {

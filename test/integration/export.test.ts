@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -92,9 +93,9 @@ async function readParquet(bytes: Buffer, file: string): Promise<{ columns: [str
   const db = await DuckDBInstance.create(':memory:');
   try {
     const conn = await db.connect();
-    const columns = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${file}')`)).getRowObjectsJS().map((r) => [String(r['column_name']), String(r['column_type'])] as [string, string]);
-    const object = `json_object(${columns.map(([c]) => `'${c}', "${c}"`).join(', ')})::VARCHAR`;
-    const rows = (await conn.runAndReadAll(`SELECT ${object} FROM read_parquet('${file}')`)).getRows().map((r) => JSON.parse(String(r[0])) as Doc);
+    const columns = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`)).getRowObjectsJS().map((r) => [String(r['column_name']), String(r['column_type'])] as [string, string]);
+    const object = `json_object(${columns.map(([c]) => `${quoteLiteral(c)}, ${quoteIdent(c)}`).join(', ')})::VARCHAR`;
+    const rows = (await conn.runAndReadAll(`SELECT ${object} FROM read_parquet(${quoteLiteral(file)})`)).getRows().map((r) => JSON.parse(String(r[0])) as Doc);
     return { columns, rows };
   } finally {
     db.closeSync();

@@ -3,6 +3,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { openForSummaries } from '../../shared/duckdb-open.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 /** A summary instance (shared/duckdb-open.ts openForSummaries): spills into its folder, reads its files, writes nowhere else. */
@@ -31,8 +32,8 @@ describe('openForSummaries: read-only, spilling into its own folder and touching
       const grouped = (await conn.runAndReadAll('SELECT count(*) AS groups, max(n) AS most FROM (SELECT s, count(*) AS n FROM t GROUP BY s)')).getRowObjectsJS();
       expect(grouped).to.deep.equal([{ groups: 3_000_000n, most: 1n }]);
       const refused = async (sql: string) => conn.run(sql).then(() => 'ran', (err: Error) => err.message.split('\n')[0]!);
-      expect(await refused(`COPY (SELECT 1) TO '${path.join(dir, 'out.csv')}'`)).to.match(/^Permission Error: Cannot access file/);
-      expect(await refused(`ATTACH '${path.join(dir, 'other.duckdb')}' AS o`)).to.match(/^Permission Error: Cannot access file/);
+      expect(await refused(`COPY (SELECT 1) TO ${quoteLiteral(path.join(dir, 'out.csv'))}`)).to.match(/^Permission Error: Cannot access file/);
+      expect(await refused(`ATTACH ${quoteLiteral(path.join(dir, 'other.duckdb'))} AS o`)).to.match(/^Permission Error: Cannot access file/);
       expect(await refused("SET enable_external_access = true")).to.match(/configuration has been locked/);
       expect(await refused('CREATE TABLE u (i INTEGER)')).to.match(/read-only/);
       conn.closeSync();
