@@ -8,7 +8,7 @@ import { CSV_LIMITS, type CsvDialect } from './csv-header.ts';
 import { cutLongRecords, type CsvRecords } from './csv-records.ts';
 import { CsvTextScan, type CsvText } from './csv-text-scan.ts';
 import { textOf, type DropReader, type FileHeader, type StageRead } from './drop-reader.ts';
-import { fileFacts } from './file-facts.ts';
+import { readFileFacts } from './file-facts-thread.ts';
 import type { OpenedFile } from './open-drop.ts';
 import { checkRecordCounts, dropRejectTables, keepLongRecords, keepOpenQuotesAtEnd, keepRejects, quotesMisread } from './reader-rejects.ts';
 import { recordSpans } from './record-spans.ts';
@@ -64,7 +64,7 @@ export const csvReader: DropReader = {
   format: 'csv',
   matches: (name) => NAME_RE.test(name),
 
-  readFacts: (source, reading) => fileFacts(source, reading, gzipped(source.path)),
+  readFacts: (source, reading) => readFileFacts(source, reading, gzipped(source.path)),
 
   async readHeader(_conn, { source, index, encoding: found, text: read, workDir }) {
     const name = path.basename(source.path);

@@ -5,7 +5,7 @@ import { quoteLiteral } from '../../shared/sql.ts';
 import { columnMap } from './column-map.ts';
 import { CSV_LIMITS } from './csv-header.ts';
 import type { DropReader } from './drop-reader.ts';
-import { fileFacts } from './file-facts.ts';
+import { readFileFacts } from './file-facts-thread.ts';
 import { readFailure } from './load-failure.ts';
 import type { OpenedFile } from './open-drop.ts';
 
@@ -60,7 +60,7 @@ export const parquetReader: DropReader = {
   matches: (name) => /\.parquet$/i.test(name),
 
   // A binary format: the pass hashes its bytes, and reads no text.
-  readFacts: (source) => fileFacts(source, 'bytes', false),
+  readFacts: (source) => readFileFacts(source, 'bytes', false),
 
   async readHeader(conn, { source }) {
     const { columns, types, ignored } = await parquetColumns(conn, source, path.basename(source.path));
