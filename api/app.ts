@@ -7,6 +7,8 @@ import { exportRequest } from './export/export-request.ts';
 import { exportCharge, exportRoute, exportSlots, type ParquetSettings } from './export/export-route.ts';
 import { matchUploadCharge, matchUploadRoute } from './export/match-route.ts';
 import { matchUpload } from './export/match-upload.ts';
+import { summaryExport } from './export/summary-export-request.ts';
+import { summaryExportCharge, summaryExportRoute } from './export/summary-export-route.ts';
 import { graphqlRoute } from './http/graphql-route.ts';
 import { metricsRoute } from './http/metrics-route.ts';
 import { readiness } from './http/readiness.ts';
@@ -139,6 +141,15 @@ export function createApp(options: AppOptions): express.Express {
     ...(options.limiter ? [matchUploadCharge(options.limiter)] : []),
     takeLease(options.store),
     matchUploadRoute(options.log, options.maxBatch, options.exportStallMs));
+  // A summary's groups as a file: its weeks' cost and the summary budget, as through GraphQL.
+  app.options('/v1/export/summary', preflight('POST, OPTIONS'));
+  app.all('/v1/export/summary',
+    requireKey(options.keys),
+    ...summaryExport(options.maxBatch),
+    slots,
+    ...(options.limiter ? [summaryExportCharge(options.limiter)] : []),
+    takeLease(options.store),
+    summaryExportRoute(options.log, options.exportStallMs, summaries));
   app.options('/v1/export/:product', preflight('GET, HEAD, OPTIONS'));
   app.all('/v1/export/:product',
     requireKey(options.keys),

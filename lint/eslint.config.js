@@ -9,7 +9,8 @@ import reactHooks from 'eslint-plugin-react-hooks';
 /**
  * The layers (docs/architecture.md opens with the tree; each folder's README.md says the same).
  * Inside api/ a layer imports only the layers below it: http -> graphql -> search -> versions ->
- * lookup; export/ and pages/ are routes beside graphql (they use http's middleware helpers);
+ * lookup; export/ and pages/ are routes beside graphql (they use http's middleware helpers;
+ * export/ also search's summaries);
  * api/*.ts (main, app, server) wire everything. Inside ingest/: cli -> queue -> publish -> build
  * -> drop. api/ and ingest/ never import each other; shared/ imports neither.
  */
@@ -38,7 +39,7 @@ const below = {
   'api-search': ['api-lookup', 'api-versions'],
   'api-graphql': ['api-search', 'api-lookup', 'api-versions'],
   'api-http': ['api-graphql', 'api-search', 'api-lookup', 'api-versions'],
-  'api-export': ['api-http', 'api-lookup', 'api-versions'],
+  'api-export': ['api-http', 'api-search', 'api-lookup', 'api-versions'],
   'api-pages': ['api-http', 'api-lookup', 'api-versions'],
   'api-root': ['api-http', 'api-export', 'api-pages', 'api-graphql', 'api-search', 'api-lookup', 'api-versions'],
   'ingest-drop': [],

@@ -65,6 +65,8 @@ export const ErrorCodes = {
   SUMMARY_TIMEOUT: 'SUMMARY_TIMEOUT',
   /** A summary needed more memory than the version's limit (API_MEMORY_LIMIT) where it cannot spill (SUMMARY_THREADS=0): narrow it, or group by less. */
   SUMMARY_TOO_LARGE: 'SUMMARY_TOO_LARGE',
+  /** A summary export asked of a server whose summaries run on the served instance (SUMMARY_THREADS=0), which cannot write a file. */
+  SUMMARY_EXPORTS_OFF: 'SUMMARY_EXPORTS_OFF',
   /** A command's input file does not exist (`placedata match <in>`). */
   INPUT_NOT_FOUND: 'INPUT_NOT_FOUND',
   /** A user's own file cannot be read as the format its name says, or lacks the columns it needs (`placedata match`). */

@@ -2,6 +2,7 @@ import {
   Kind,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type ValueNode,
 } from 'graphql';
+import { weeksCharged } from '../search/summary-args.ts';
 import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
 import type { RequestParams } from 'graphql-http';
@@ -37,9 +38,6 @@ type DateRef = { readonly text: string | null } | { readonly variable: string; r
 /** A summary's cost: `perWeek` points per week from `from` to `to` (one week when they are absent or not dates). */
 interface WeeksTerm { readonly perWeek: number; readonly from: DateRef; readonly to: DateRef }
 
-/** Most weeks a summary is charged for: a century of history. */
-const MAX_CHARGED_WEEKS = 5218;
-
 function dateRef(value: ValueNode | undefined, field?: string): DateRef {
   if (value?.kind === Kind.VARIABLE) return { variable: value.name.value, ...(field ? { field } : {}) };
   if (value?.kind === Kind.OBJECT && field) return dateRef(value.fields.find((f) => f.name.value === field)?.value);
@@ -54,21 +52,14 @@ function weeksTerm(sel: FieldNode, perWeek: number): WeeksTerm {
   return { perWeek, from: dateRef(arg('start_date')), to: dateRef(arg('end_date')) };
 }
 
-function dateOf(ref: DateRef, variables: Record<string, unknown>): number | null {
-  let text: unknown = 'text' in ref ? ref.text : variables[ref.variable];
-  if (!('text' in ref) && ref.field !== undefined) text = typeof text === 'object' && text !== null ? (text as Record<string, unknown>)[ref.field] : null;
-  const day = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text.slice(0, 10)) : NaN;
-  return Number.isNaN(day) ? null : day;
+function textOf(ref: DateRef, variables: Record<string, unknown>): unknown {
+  const text: unknown = 'text' in ref ? ref.text : variables[ref.variable];
+  if (!('text' in ref) && ref.field !== undefined) return typeof text === 'object' && text !== null ? (text as Record<string, unknown>)[ref.field] : null;
+  return text;
 }
 
-/** Weeks (Monday to Monday) the range touches: one when it is absent or not two dates in order. */
 function countWeeks(term: WeeksTerm, variables: Record<string, unknown>): number {
-  const from = dateOf(term.from, variables);
-  const to = dateOf(term.to, variables);
-  if (from === null || to === null || to < from) return term.perWeek;
-  const monday = (t: number) => t - ((new Date(t).getUTCDay() + 6) % 7) * 86_400_000;
-  const weeks = Math.round((monday(to) - monday(from)) / (7 * 86_400_000)) + 1;
-  return Math.min(weeks, MAX_CHARGED_WEEKS) * term.perWeek;
+  return weeksCharged(textOf(term.from, variables), textOf(term.to, variables)) * term.perWeek;
 }
 
 /** What a search page costs: `first` as asked (the API refuses more than SEARCH_MAX_PAGE), 20 when not given. */

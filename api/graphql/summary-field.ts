@@ -3,8 +3,6 @@ import {
   getArgumentValues, type FieldNode, type GraphQLField, type GraphQLFieldConfig, type GraphQLFieldConfigArgumentMap, type GraphQLResolveInfo,
 } from 'graphql';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { isValidPlacekey } from '../../shared/placekey.ts';
-import { weekOfDateArg } from '../../shared/weeks.ts';
 import { collectFields, fieldsNamed } from './collect-fields.ts';
 import { DateTimeScalar } from './date-time-scalar.ts';
 import type { RequestContext } from './request-context.ts';
@@ -13,6 +11,7 @@ import {
   GROUP_KEYS, MAP_COLUMNS, ORDER_VALUES, STAT_COLUMNS, summaryPage, topKey,
   type GroupKey, type ListColumn, type MapColumn, type OrderValue, type StatColumn, type SummaryGroup, type SummaryRequest,
 } from '../search/patterns-summary.ts';
+import { summaryPlacekeys, weeksAsked } from '../search/summary-args.ts';
 import { decodeSummaryCursor, encodeSummaryCursor, summaryShape } from '../search/summary-cursor.ts';
 import { SummaryGate } from '../search/summary-gate.ts';
 import { filterSql, SearchFilterInput, type SearchFilter } from '../search/search-filter.ts';
@@ -20,12 +19,6 @@ import { filterSql, SearchFilterInput, type SearchFilter } from '../search/searc
 /** Groups per page: 100 by default, at most MAX_GROUPS_PAGE. */
 export const DEFAULT_GROUPS_PAGE = 100;
 export const MAX_GROUPS_PAGE = 1000;
-/**
- * What a summary costs in the rate limit per week of its range, charged before it runs
- * (api/graphql/inspect-operation.ts): a summary reads the whole week's rows whatever page it
- * returns, so its cost follows its weeks (104 weeks: 10,400 points, within one default window).
- */
-export const SUMMARY_COST_PER_WEEK = 100;
 /** Top entries of a map column per group: 10 by default, at most MAX_TOP. */
 const MAX_TOP = 100;
 
@@ -186,10 +179,7 @@ export function summaryField(style: 'v1' | 'v2'): GraphQLFieldConfig<unknown, Re
     resolve: async (_root, args, ctx, info) => {
       const version = ctx.lease.version;
       const filter = filterSql(args.filter, version.coreColumns);
-      const placekeys = args.placekeys ?? null;
-      if (placekeys && placekeys.length > ctx.maxBatch) throw new AppError(ErrorCodes.BATCH_TOO_LARGE, `placekeys may list at most ${ctx.maxBatch} Placekeys; got ${placekeys.length}`);
-      const bad = placekeys?.find((k) => !isValidPlacekey(k));
-      if (bad !== undefined) throw new AppError(ErrorCodes.BAD_PLACEKEY, `Invalid Placekey: ${JSON.stringify(bad.slice(0, 40))}`);
+      const placekeys = summaryPlacekeys(args.placekeys ?? null, ctx.maxBatch);
       const groupBy = [...new Set(args.group_by ?? [])];
       const first = args.first ?? DEFAULT_GROUPS_PAGE;
       if (first < 1 || first > MAX_GROUPS_PAGE) throw new AppError(ErrorCodes.BAD_PAGE_SIZE, `first must be 1 to ${MAX_GROUPS_PAGE}; got ${first}`);
@@ -206,19 +196,6 @@ export function summaryField(style: 'v1' | 'v2'): GraphQLFieldConfig<unknown, Re
       return { groups: page.groups, weeks, page: { hasNextPage: page.more, endCursor: last ? encodeSummaryCursor(last.position, shape) : null } };
     },
   };
-}
-
-/**
- * The version's weeks from the week of `from` to `to`, both given or both omitted (the newest week).
- * @throws AppError BAD_DATE for a bad date, one bound without the other, or `from` after `to`
- */
-function weeksAsked(held: readonly string[], newest: string | null, from: string | null, to: string | null): string[] {
-  if (from === null && to === null) return newest === null ? [] : [newest];
-  if (from === null || to === null) throw new AppError(ErrorCodes.BAD_DATE, 'give both ends of the range of weeks, or neither (the newest week)');
-  const start = weekOfDateArg(from);
-  weekOfDateArg(to);
-  if (from > to) throw new AppError(ErrorCodes.BAD_DATE, `the range must not start after it ends; got ${from} to ${to}`);
-  return held.filter((w) => w >= start && w <= to);
 }
 
 /** Which of a group's costly values the selection asks for (only those are computed). */

@@ -336,6 +336,15 @@ export class ServedVersion {
     }
   }
 
+  /**
+   * The folder this version's summary instance may write into (its spill folder), for a summary's
+   * groups written out as a file (api/export/summary-export-route.ts); null when summaries run on
+   * the served instance (SUMMARY_THREADS=0) or without a spill folder: those have no file system.
+   */
+  get summaryFolder(): string | null {
+    return this.#summaryThreads === null || this.#summarySpillDir === null ? null : path.join(this.#summarySpillDir, this.label);
+  }
+
   /** How many times requests have read this version's data (for metrics, and to prove refusals read nothing). */
   get queryCount(): number {
     return this.#queries;

@@ -153,13 +153,17 @@ function orderSql(request: SummaryRequest): string {
   return `coalesce(${expr}::DOUBLE, ${descending ? "'-infinity'" : "'infinity'"}::DOUBLE)`;
 }
 
+/** The columns of a summary's values, as the statements name them (a stat's median and mean as `<column>_median`, `<column>_mean`). */
+export function valueColumns(request: SummaryRequest): string[] {
+  return ['pois', 'poi_weeks', 'raw_visit_counts', 'raw_visitor_counts', ...request.lists, ...[...request.stats].flatMap((c) => [`${c}_median`, `${c}_mean`])];
+}
+
 /**
- * A page of a summary's groups, in order, `first` of them after `after`, and the top entries of
- * the map columns asked for, for those groups only. Runs on `conn` (the caller's, which it may
- * interrupt); values are exact: sums of integers as BIGINT, medians and means as DOUBLE.
+ * The groups of a summary as a statement's `g`: per group its keys (`rk_<key>`, and as `keys`
+ * asks: `k_<key>`, a week as text, for a page; or each key under its own name, a week a DATE, for
+ * an export), its key text `kt`, its order value `ov` and its values (valueColumns).
  */
-export async function summaryPage(conn: DuckDBConnection, version: ServedVersion, request: SummaryRequest): Promise<SummaryPage> {
-  const params: Record<string, unknown> = {};
+function groupsSql(version: ServedVersion, request: SummaryRequest, params: Record<string, unknown>, keys: 'page' | 'export'): string {
   const base = baseSql(version, request, params);
   const values = [
     `${poisSql(request)}::BIGINT AS pois`, 'count(*)::BIGINT AS poi_weeks',
@@ -168,11 +172,31 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
     ...[...request.stats].flatMap((c) => [`median(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_median`)}`, `avg(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_mean`)}`]),
   ];
   const keyCols = request.groupBy.map((k) => `rk_${k}`);
-  const keyOut = request.groupBy.map((k) => `${k === 'week' ? keyText(k) : `rk_${k}`} AS k_${k}`);
+  const keyOut = request.groupBy.map((k) => (keys === 'export' ? `rk_${k} AS ${quoteIdent(k)}` : `${k === 'week' ? keyText(k) : `rk_${k}`} AS k_${k}`));
   // No key: one group of everything, even of no rows (count 0, sums null).
   const grouped = keyCols.length
     ? `SELECT ${[...keyOut, `${ktSql(request)} AS kt`, `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r GROUP BY ${keyCols.join(', ')}`
     : `SELECT ${["'' AS kt", `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r`;
+  return `${base}, g AS (${grouped})`;
+}
+
+/**
+ * Every group of a summary, in its order (the pages' order, without paging): its keys under their
+ * own names (a week a DATE), then its values (valueColumns). For an export of the groups
+ * (api/export/summary-export-route.ts), which writes this statement's rows to a file.
+ */
+export function summaryRowsSql(version: ServedVersion, request: SummaryRequest, params: Record<string, unknown>): string {
+  const columns = [...request.groupBy, ...valueColumns(request)].map(quoteIdent);
+  return `${groupsSql(version, request, params, 'export')} SELECT ${columns.join(', ')} FROM g ORDER BY ov ${request.order.descending ? 'DESC' : 'ASC'}, kt`;
+}
+
+/**
+ * A page of a summary's groups, in order, `first` of them after `after`, and the top entries of
+ * the map columns asked for, for those groups only. Runs on `conn` (the caller's, which it may
+ * interrupt); values are exact: sums of integers as BIGINT, medians and means as DOUBLE.
+ */
+export async function summaryPage(conn: DuckDBConnection, version: ServedVersion, request: SummaryRequest): Promise<SummaryPage> {
+  const params: Record<string, unknown> = {};
   const dir = request.order.descending ? 'DESC' : 'ASC';
   let after = '';
   if (request.after) {
@@ -180,7 +204,7 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
     params['after_key'] = request.after.key;
     after = `WHERE ov ${request.order.descending ? '<' : '>'} $after_value OR (ov = $after_value AND kt > $after_key)`;
   }
-  const sql = `${base}, g AS (${grouped}) SELECT * FROM g ${after} ORDER BY ov ${dir}, kt LIMIT ${request.first + 1}`;
+  const sql = `${groupsSql(version, request, params, 'page')} SELECT * FROM g ${after} ORDER BY ov ${dir}, kt LIMIT ${request.first + 1}`;
   const rows = (await conn.runAndReadAll(sql, params as never)).getRowObjectsJS();
   const page = rows.slice(0, request.first);
   const tops = await topEntries(conn, version, request, page.map((r) => String(r['kt'])));

@@ -1,7 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
+import { mkdir, readdir } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
@@ -13,6 +11,7 @@ import { errorBody, getExport, parseExportCsv, parseNdjson } from '../helpers/ex
 import { CORE_EXTRA_FIELDS, WEEKLY_EXTRA_FIELDS } from '../helpers/full-drop.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';
 import { MONTHLY_HEADER, MONTHLY_ROWS_1, writeMonthlyDrop } from '../helpers/monthly-drop.ts';
+import { readParquet } from '../helpers/read-parquet.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, KEYS, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';
@@ -82,25 +81,6 @@ function csvRecord(header: readonly string[], fields: readonly (string | null)[]
 }
 
 const byPlacekey = (a: Doc, b: Doc) => String(a['placekey']).localeCompare(String(b['placekey']));
-
-/**
- * A Parquet export read back by DuckDB (an analyst's reader): its column names and types in file
- * order, and each row as the JSON object DuckDB makes of it (json_object, as the NDJSON export
- * makes its lines), so maps and lists read back as what they were.
- */
-async function readParquet(bytes: Buffer, file: string): Promise<{ columns: [string, string][]; rows: Doc[] }> {
-  await writeFile(file, bytes);
-  const db = await DuckDBInstance.create(':memory:');
-  try {
-    const conn = await db.connect();
-    const columns = (await conn.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet(${quoteLiteral(file)})`)).getRowObjectsJS().map((r) => [String(r['column_name']), String(r['column_type'])] as [string, string]);
-    const object = `json_object(${columns.map(([c]) => `${quoteLiteral(c)}, ${quoteIdent(c)}`).join(', ')})::VARCHAR`;
-    const rows = (await conn.runAndReadAll(`SELECT ${object} FROM read_parquet(${quoteLiteral(file)})`)).getRows().map((r) => JSON.parse(String(r[0])) as Doc);
-    return { columns, rows };
-  } finally {
-    db.closeSync();
-  }
-}
 
 /** What GraphQL answers for these Placekeys (batches of 1000): the product selected by `field`, for those that have it. */
 async function graphqlDocs(url: string, placekeys: readonly string[], selection: string, headers: Record<string, string> = {}): Promise<Doc[]> {

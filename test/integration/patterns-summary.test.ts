@@ -5,10 +5,12 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf, type SyntheticPoi } from '../../tools/synthetic-places.ts';
+import { parseExportCsv, parseNdjson } from '../helpers/export-client.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
+import { readParquet } from '../helpers/read-parquet.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
 
 const SEED = 41;
@@ -210,6 +212,93 @@ describe('patterns_summary: weekly patterns aggregated, exact to the drops\' row
     expect(v2.data.patterns_summary.pageInfo.hasNextPage).to.equal(true);
   });
 
+  /** POSTs a summary export with the test key: its status, headers and bytes. */
+  const exportSummary = async (format: string, body: unknown, init: RequestInit = {}) => {
+    const res = await fetch(`${server.url}/v1/export/summary${format ? `?format=${format}` : ''}`, {
+      // identity: the compression middleware would drop Content-Length, which the test reads
+      method: 'POST', headers: { apikey: TEST_KEY, 'content-type': 'application/json', 'accept-encoding': 'identity' }, body: JSON.stringify(body), ...init,
+    });
+    return { res, bytes: Buffer.from(await res.arrayBuffer()) };
+  };
+
+  it('every group exported (POST /v1/export/summary) as CSV, NDJSON and Parquet, in order, each value exact', async () => {
+    const ask = { weeks: { from: '2022-01-01', to: '2022-01-30' }, group_by: ['region', 'week'], order_by: { value: 'raw_visit_counts' },
+      values: ['visits_by_day', 'visits_by_each_hour', 'median_dwell', 'distance_from_home'] };
+    const wanted = expected(rows, ['region', 'week'], { value: 'raw_visit_counts', descending: true }).map((g: any) => ({
+      region: g.region, week: g.week, pois: g.pois, poi_weeks: g.poi_weeks, raw_visit_counts: g.raw_visit_counts, raw_visitor_counts: g.raw_visitor_counts,
+      visits_by_day: g.visits_by_day, visits_by_each_hour: g.visits_by_each_hour,
+      median_dwell_median: g.median_dwell.median, median_dwell_mean: g.median_dwell.mean,
+      distance_from_home_median: g.distance_from_home.median, distance_from_home_mean: g.distance_from_home.mean,
+    }));
+    const columns = Object.keys(wanted[0]!);
+    /** Means computed two ways may differ in their last bits: compared to 1e-9, relative, then the rows whole. */
+    const same = (got: Record<string, unknown>[], format: string) => {
+      expect(got.length, format).to.equal(wanted.length);
+      got.forEach((g, i) => {
+        for (const c of ['median_dwell_mean', 'distance_from_home_mean']) {
+          const w = (wanted[i] as any)[c] as number;
+          expect(Math.abs((g[c] as number) - w), `${format} ${c}`).to.be.below(1e-9 * Math.abs(w));
+          g[c] = w;
+        }
+      });
+      expect(got, format).to.deep.equal(wanted);
+    };
+    for (const format of ['csv', 'ndjson', 'parquet']) {
+      const { res, bytes } = await exportSummary(format, ask);
+      expect([res.status, res.headers.get('content-disposition'), res.headers.get('content-length')], format)
+        .to.deep.equal([200, `attachment; filename="summary_2022-01-03_2022-01-24.${format}"`, String(bytes.length)]);
+      expect(res.headers.get('x-placedata-version')).to.match(/^\d+__2022_02$/);
+      if (format === 'csv') {
+        expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8; header=present');
+        expect(bytes.toString('utf8').split('\r\n').length).to.equal(wanted.length + 2); // CRLF after every record
+        const { header, records } = parseExportCsv(bytes.toString('utf8'));
+        expect(header).to.deep.equal(columns);
+        same(records.map((r) => Object.fromEntries(header.map((c, i) => [c, c === 'region' || c === 'week' ? r[i] : JSON.parse(r[i]!)]))), format);
+      } else if (format === 'ndjson') {
+        expect(res.headers.get('content-type')).to.equal('application/x-ndjson; charset=utf-8');
+        same(parseNdjson(bytes.toString('utf8')), format);
+      } else {
+        const read = await readParquet(bytes, path.join(dir, 'summary.parquet'));
+        expect(read.columns).to.deep.equal([['region', 'VARCHAR'], ['week', 'DATE'], ['pois', 'BIGINT'], ['poi_weeks', 'BIGINT'], ['raw_visit_counts', 'BIGINT'],
+          ['raw_visitor_counts', 'BIGINT'], ['visits_by_day', 'BIGINT[]'], ['visits_by_each_hour', 'BIGINT[]'], ['median_dwell_median', 'DOUBLE'],
+          ['median_dwell_mean', 'DOUBLE'], ['distance_from_home_median', 'DOUBLE'], ['distance_from_home_mean', 'DOUBLE']]);
+        same(read.rows, format);
+      }
+    }
+    // A filter and the default format (CSV): one group of the filter's rows, without the added values.
+    const region = poiOf(SEED, 0).metro.region;
+    const { bytes } = await exportSummary('', { filter: { region }, weeks: { from: '2022-01-03', to: '2022-01-24' } });
+    const one = expected(rows.filter((r) => r.p.metro.region === region), [], null)[0]!;
+    expect(parseExportCsv(bytes.toString('utf8'))).to.deep.equal({
+      header: ['pois', 'poi_weeks', 'raw_visit_counts', 'raw_visitor_counts'],
+      records: [[String(one.pois), String(one.poi_weeks), String(one.raw_visit_counts), String(one.raw_visitor_counts)]],
+    });
+  });
+
+  it('a summary export refused with stable codes and statuses, before any data is read', async () => {
+    const cases: [string, unknown, RequestInit, number, string, string][] = [
+      ['csv', {}, { method: 'GET', body: null }, 405, 'BAD_REQUEST', 'Method GET is not allowed: use POST'],
+      ['csv', {}, { headers: { apikey: TEST_KEY, 'content-type': 'text/plain' } }, 415, 'BAD_REQUEST', 'Unsupported content type: a summary export is application/json, the summary\'s arguments'],
+      ['xml', {}, {}, 400, 'BAD_REQUEST', 'format must be csv, ndjson or parquet; got "xml"'],
+      ['csv', [], {}, 400, 'BAD_REQUEST', 'the body must be a JSON object of the summary\'s arguments'],
+      ['csv', { first: 10 }, {}, 400, 'BAD_REQUEST', 'Unknown field "first": a summary export takes filter, placekeys, weeks, group_by, order_by, values'],
+      ['csv', { group_by: ['planet'] }, {}, 400, 'BAD_REQUEST', 'group_by: "planet" is none of week, region, city, postal_code, brand, naics_code, top_category, sub_category, placekey'],
+      ['csv', { values: ['top'] }, {}, 400, 'BAD_REQUEST', 'values: "top" is none of visits_by_day, visits_by_each_hour, median_dwell, distance_from_home'],
+      ['csv', { order_by: { value: 'brand' } }, {}, 400, 'BAD_REQUEST', 'order_by must be { "value": one of pois, poi_weeks, raw_visit_counts, raw_visitor_counts, "direction": "ASC" or "DESC" }'],
+      ['csv', { filter: { naics_code: 'x' } }, {}, 400, 'BAD_FILTER', 'filter.naics_code: Int cannot represent non-integer value: "x"'],
+      ['csv', { filter: { naics_code: 1 } }, {}, 400, 'BAD_FILTER', 'filter.naics_code must have 2 to 6 digits'],
+      ['csv', { placekeys: ['nope'] }, {}, 400, 'BAD_PLACEKEY', 'Invalid Placekey: "nope"'],
+      ['csv', { weeks: { from: '2022-01-24', to: '2022-01-03' } }, {}, 400, 'BAD_DATE', 'the range must not start after it ends; got 2022-01-24 to 2022-01-03'],
+      ['csv', { weeks: { from: 20220103, to: '2022-01-03' } }, {}, 400, 'BAD_DATE', 'weeks.from must be a date, YYYY-MM-DD'],
+    ];
+    for (const [format, body, init, status, code, message] of cases) {
+      const { res, bytes } = await exportSummary(format, body, init);
+      expect([res.status, JSON.parse(bytes.toString('utf8'))], message).to.deep.equal([status, { errors: [{ message, extensions: { code } }] }]);
+    }
+    const keyless = await exportSummary('csv', {}, { headers: { 'content-type': 'application/json' } });
+    expect(keyless.res.status).to.equal(401);
+  });
+
   it('refuses bad arguments with stable codes before reading anything', async () => {
     const cursor = (await v1('group_by: [week], first: 1', 'page_info { end_cursor }')).data.s.page_info.end_cursor;
     const cases: [string, Record<string, unknown>, string, string][] = [
@@ -269,6 +358,19 @@ describe('patterns_summary: which attributes a group reads, and which rows count
     expect(body.errors, args).to.equal(undefined);
     return body.data.patterns_summary.groups;
   };
+
+  it('with SUMMARY_THREADS=0 (summaries on the served DuckDB, no file system) a summary export is refused: 501 SUMMARY_EXPORTS_OFF', async () => {
+    const served = await startServer({ ...testConfig(path.join(dir, 'data')), summaryThreads: 0 }, createLogger('silent', 'test'));
+    try {
+      const res = await fetch(`${served.url}/v1/export/summary`, { method: 'POST', headers: { apikey: TEST_KEY, 'content-type': 'application/json' }, body: '{}' });
+      expect([res.status, await res.json()]).to.deep.equal([501, { errors: [{
+        message: 'This server runs summaries on the served DuckDB (SUMMARY_THREADS=0), which cannot write a file: summary exports are off',
+        extensions: { code: 'SUMMARY_EXPORTS_OFF' },
+      }] }]);
+    } finally {
+      await served.close();
+    }
+  });
 
   it('region is the patterns row\'s; without a filter every row counts, a Placekey without core too', async () => {
     expect(await groups('group_by: [region]', 'region pois raw_visit_counts')).to.deep.equal([

@@ -6,7 +6,8 @@ import { batchLookupField, lookupField, lookupOrMatchField } from '../lookup-fie
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
 import { rootField } from '../root-field.ts';
-import { SUMMARY_COST_PER_WEEK, summaryField } from '../summary-field.ts';
+import { SUMMARY_COST_PER_WEEK } from '../../search/summary-args.ts';
+import { summaryField } from '../summary-field.ts';
 import { v1SearchField } from './search-field.ts';
 
 /**

@@ -7,7 +7,8 @@ import { batchLookupField, lookupOrMatchField } from '../lookup-fields.ts';
 import { batchMatchField } from '../match-fields.ts';
 import type { RequestContext } from '../request-context.ts';
 import { rootField } from '../root-field.ts';
-import { SUMMARY_COST_PER_WEEK, summaryField } from '../summary-field.ts';
+import { SUMMARY_COST_PER_WEEK } from '../../search/summary-args.ts';
+import { summaryField } from '../summary-field.ts';
 
 /**
  * The schema of /v2/graphql: the spec's `batch_lookup` with our `placedata_*` products, and the
