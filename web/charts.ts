@@ -64,7 +64,8 @@ export function weeklyChart(id: string, el: HTMLElement, weeks: readonly WeekPoi
       x: { time: true, range: () => [Math.min(...xs) - HALF_WEEK, Math.max(...xs) + HALF_WEEK] },
       y: { range: (_u, _min, max) => [0, Math.max(1, max) * 1.1] },
     },
-    axes: [{ splits: () => ticks.at, values: (_u, splits) => splits.map((x) => label(x)) }, {}],
+    // Room for six-digit counts (a region's week): uPlot's default width cut 30,000 to 0,000.
+    axes: [{ splits: () => ticks.at, values: (_u, splits) => splits.map((x) => label(x)) }, { size: 64 }],
     series: [
       { label: 'Week', value: (_u, x) => label(x) },
       { label: 'visits', stroke: '#2563eb', width: 2, points: { show: true } },

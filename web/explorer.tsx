@@ -9,6 +9,7 @@ import { ApiError, graphql, type Caller } from './api-client.ts';
 import { examples, SAMPLE_QUERY, sampleOf, type Sample, type SampleData } from './examples.ts';
 import { keyGate, navBar } from './key-gate.ts';
 import { PlaceView } from './place-view.tsx';
+import { SummaryView } from './summary-view.tsx';
 
 /** GraphiQL's requests, introspection included, carry the key; headers typed in GraphiQL (x-placedata-version) go along. */
 function keyFetcher(key: string): Fetcher {
@@ -24,7 +25,7 @@ function keyFetcher(key: string): Fetcher {
 
 function Explorer({ apiKey, sample }: { apiKey: string; sample: Sample }) {
   const list = useMemo(() => examples(sample), [sample]);
-  const [tab, setTab] = useState<'query' | 'place'>('query');
+  const [tab, setTab] = useState<'query' | 'place' | 'summary'>('query');
   const [picked, setPicked] = useState(0);
   const fetcher = useMemo(() => keyFetcher(apiKey), [apiKey]);
   const example = list[picked]!;
@@ -33,6 +34,7 @@ function Explorer({ apiKey, sample }: { apiKey: string; sample: Sample }) {
       <div className="tabs" role="tablist">
         <button type="button" role="tab" aria-selected={tab === 'query'} onClick={() => setTab('query')}>Query editor</button>
         <button type="button" role="tab" aria-selected={tab === 'place'} onClick={() => setTab('place')}>Place view</button>
+        <button type="button" role="tab" aria-selected={tab === 'summary'} onClick={() => setTab('summary')}>Summaries</button>
         {tab === 'query' && (
           <label className="examples">Example
             <select name="example" value={picked} onChange={(e) => setPicked(Number(e.target.value))}>
@@ -47,6 +49,7 @@ function Explorer({ apiKey, sample }: { apiKey: string; sample: Sample }) {
         <GraphiQL key={picked} fetcher={fetcher} query={example.query} variables={JSON.stringify(example.variables, null, 2)} />
       </div>
       {tab === 'place' && <PlaceView apiKey={apiKey} sample={sample} />}
+      {tab === 'summary' && <SummaryView apiKey={apiKey} sample={sample} />}
     </div>
   );
 }

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { Page } from 'playwright-core';
@@ -13,7 +13,7 @@ import { withoutFolders } from '../../shared/load-job-reader.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { readPointer } from '../../versions/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { requireBrowser, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
+import { DOC_SCREENSHOTS, requireBrowser, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
@@ -166,6 +166,45 @@ describe('browser: explorer, place view and status page in headless chromium (re
     expect(await page.textContent(`section.place[data-placekey="${unknown}"] .empty`)).to.equal('No POI has this Placekey in the served version.');
     expect(await chartData(page, `${unknown}:weekly`)).to.equal(null);
     await browser!.screenshot(page, 'place-view');
+  });
+
+  it('explorer: the summaries tab charts a region\'s visits week by week, tabulates them, and downloads what it charts', async () => {
+    // The region with the most POIs in core; the expected numbers from the drop's own rows.
+    const regionOf = new Map(fixture.core.map((r) => [r['placekey']!, r['region']!]));
+    const count = (region: string) => fixture.core.filter((r) => r['region'] === region).length;
+    const region = [...new Set(regionOf.values())].sort((a, b) => count(b) - count(a) || a.localeCompare(b))[0]!;
+    const byWeek = new Map<string, { pois: number; visits: number; visitors: number }>();
+    for (const w of fixture.weekly.filter((r) => regionOf.get(r['placekey']!) === region)) {
+      const week = w['date_range_start']!.slice(0, 10);
+      const g = byWeek.get(week) ?? { pois: 0, visits: 0, visitors: 0 };
+      byWeek.set(week, { pois: g.pois + 1, visits: g.visits + Number(w['raw_visit_counts']), visitors: g.visitors + Number(w['raw_visitor_counts']) });
+    }
+    const weeks = [...byWeek.keys()].sort();
+    expect(weeks.length).to.be.greaterThan(1);
+    await page.click('button[role=tab] >> text=Summaries');
+    await page.selectOption('select[name=kind]', 'region');
+    await page.fill('input[name=value]', region);
+    await page.click('button[type=submit] >> text=Chart');
+    await page.waitForSelector(`section.summary[data-summary="region (state) ${region}"]`);
+    expect(await chartData(page, 'summary:weekly')).to.deep.equal([
+      weeks.map((w) => Date.parse(w) / 1000), weeks.map((w) => byWeek.get(w)!.visits), weeks.map((w) => byWeek.get(w)!.visitors),
+    ]);
+    const table = await page.$$eval('table.summary-table tr', (trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+    expect(table).to.deep.equal([['Week', 'POIs', 'Visits', 'Visitors'],
+      ...weeks.map((w) => [w, String(byWeek.get(w)!.pois), String(byWeek.get(w)!.visits), String(byWeek.get(w)!.visitors)])]);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('a.download')]);
+    expect(download.suggestedFilename()).to.equal(`summary-region-${region}.csv`);
+    const file = path.join(dir, 'summary.csv');
+    await download.saveAs(file);
+    expect(await readFile(file, 'utf8')).to.equal(['week,pois,raw_visit_counts,raw_visitor_counts',
+      ...weeks.map((w) => `${w},${byWeek.get(w)!.pois},${byWeek.get(w)!.visits},${byWeek.get(w)!.visitors}`)].map((l) => l + '\r\n').join(''));
+    await mkdir(DOC_SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(DOC_SCREENSHOTS, 'summary-view.png'), fullPage: true });
+    // A value that matches nothing says so, and charts nothing.
+    await page.fill('input[name=value]', 'ZZ');
+    await page.click('button[type=submit] >> text=Chart');
+    await page.waitForSelector('text=No weekly patterns for region (state) ZZ in these weeks.');
+    expect(await chartData(page, 'summary:weekly')).to.equal(null);
   });
 
   it('status page as a reader: versions, no rollback button, and the rollback endpoint refuses the key', async () => {
