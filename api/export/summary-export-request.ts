@@ -3,9 +3,12 @@ import { coerceInputValue } from 'graphql';
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { sendError } from '../http/error-body.ts';
 import { GROUP_KEYS, ORDER_VALUES, STAT_COLUMNS, type GroupKey, type ListColumn, type OrderValue, type StatColumn } from '../search/patterns-summary.ts';
-import { SUMMARY_COST_PER_WEEK, summaryPlacekeys, weeksCharged } from '../search/summary-args.ts';
+import { periodsCharged, SUMMARY_COST_PER_WEEK, summaryPlacekeys } from '../search/summary-args.ts';
 import { SearchFilterInput, type SearchFilter } from '../search/search-filter.ts';
 import type { ExportFormat } from './export-query.ts';
+
+/** A summary export is of weekly patterns: its keys are the weekly summary's. */
+const WEEKLY_KEYS = GROUP_KEYS.filter((k) => k !== 'month');
 
 /** The values a summary export may add to its groups' four (pois, poi_weeks, visits, visitors). */
 export const EXPORT_VALUES = ['visits_by_day', 'visits_by_each_hour', ...STAT_COLUMNS] as const;
@@ -79,7 +82,7 @@ export function parseSummaryExport(body: unknown, query: Record<string, unknown>
     if (Object.keys(rest).length) throw badRequest(`weeks takes from and to; got ${shown(Object.keys(rest)[0])}`);
     weeks = { from: dateText(from, 'from'), to: dateText(to, 'to') };
   }
-  const groupBy = namesOf(args['group_by'], 'group_by', GROUP_KEYS);
+  const groupBy = namesOf(args['group_by'], 'group_by', WEEKLY_KEYS);
   let order: SummaryExport['order'] = { value: null, descending: false };
   const orderBy = args['order_by'];
   if (orderBy !== undefined && orderBy !== null) {
@@ -90,7 +93,7 @@ export function parseSummaryExport(body: unknown, query: Record<string, unknown>
     order = { value: value as OrderValue, descending: direction === 'DESC' };
   }
   const values = namesOf<ExportValue>(args['values'], 'values', EXPORT_VALUES);
-  const lists = new Set(values.filter((v): v is ListColumn => v === 'visits_by_day' || v === 'visits_by_each_hour'));
+  const lists = new Set<ListColumn>(values.flatMap((v) => (v === 'visits_by_day' || v === 'visits_by_each_hour' ? [v] : [])));
   const stats = new Set(values.filter((v): v is StatColumn => (STAT_COLUMNS as readonly string[]).includes(v)));
   return { format: format as ExportFormat, filter, placekeys, weeks, groupBy, order, lists, stats };
 }
@@ -131,5 +134,5 @@ export function summaryExportOf(res: Response): SummaryExport {
 
 /** What the rate limiter charges a summary export: what the same summary costs through GraphQL (SUMMARY_COST_PER_WEEK a week of its range). */
 export function summaryExportCost(request: SummaryExport): number {
-  return weeksCharged(request.weeks?.from, request.weeks?.to) * SUMMARY_COST_PER_WEEK;
+  return periodsCharged('week', request.weeks?.from, request.weeks?.to) * SUMMARY_COST_PER_WEEK;
 }

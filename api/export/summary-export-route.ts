@@ -63,8 +63,8 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
     let request: SummaryRequest;
     try {
       request = {
-        filter: filterSql(ask.filter, version.coreColumns), placekeys: ask.placekeys,
-        weeks: weeksAsked(version.weeks, version.latestWeek, ask.weeks?.from ?? null, ask.weeks?.to ?? null),
+        period: 'week', filter: filterSql(ask.filter, version.coreColumns), placekeys: ask.placekeys,
+        periods: weeksAsked(version.weeks, version.latestWeek, ask.weeks?.from ?? null, ask.weeks?.to ?? null),
         groupBy: ask.groupBy, lists: ask.lists, stats: ask.stats, tops: [], order: ask.order, first: 0, after: null,
       };
     } catch (err) {
@@ -90,7 +90,7 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
         return Number(copied.getRows()[0]?.[0] ?? 0);
       });
       conn = null;
-      const name = `summary_${request.weeks[0] ?? 'none'}_${request.weeks.at(-1) ?? 'none'}.${ask.format}`;
+      const name = `summary_${request.periods[0] ?? 'none'}_${request.periods.at(-1) ?? 'none'}.${ask.format}`;
       const sent = await streamFile(file, res, stallMs, (bytes) => {
         res.status(200).set({
           'Content-Type': CONTENT_TYPES[ask.format], 'Content-Length': String(bytes),
@@ -117,7 +117,7 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
       version.release();
     }
     log.info({
-      export: 'summary', format: ask.format, version: version.label, outcome: result.outcome, weeks: request.weeks.length,
+      export: 'summary', format: ask.format, version: version.label, outcome: result.outcome, weeks: request.periods.length,
       rows: result.rows, bytes: result.bytes, ms: Number(process.hrtime.bigint() - started) / 1e6,
     }, 'export');
   };

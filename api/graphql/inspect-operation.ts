@@ -2,7 +2,7 @@ import {
   Kind,
   type DocumentNode, type FieldNode, type FragmentDefinitionNode, type OperationDefinitionNode, type ValueNode,
 } from 'graphql';
-import { weeksCharged } from '../search/summary-args.ts';
+import { periodsCharged } from '../search/summary-args.ts';
 import { collectFields } from './collect-fields.ts';
 import { documentsFor } from './document-cache.ts';
 import type { RequestParams } from 'graphql-http';
@@ -31,12 +31,12 @@ export interface OperationFacts extends OperationShape {
  * How one field counts: a fixed number, or a variable's value: the length of a list
  * (`batch_lookup`'s `placekeys`, `batch_match`'s `queries`) or an integer (`results`' `first` in a `search`).
  */
-type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean } | WeeksTerm;
+type Term = { readonly fixed: number } | { readonly variable: string; readonly fallback: number; readonly int?: boolean } | PeriodsTerm;
 
 /** A date of a summary's range as written: a literal, a variable, or absent. */
 type DateRef = { readonly text: string | null } | { readonly variable: string; readonly field?: string };
-/** A summary's cost: `perWeek` points per week from `from` to `to` (one week when they are absent or not dates). */
-interface WeeksTerm { readonly perWeek: number; readonly from: DateRef; readonly to: DateRef }
+/** A summary's cost: `per` points per week (month) from `from` to `to` (one when they are absent or not dates). */
+interface PeriodsTerm { readonly per: number; readonly unit: 'week' | 'month'; readonly from: DateRef; readonly to: DateRef }
 
 function dateRef(value: ValueNode | undefined, field?: string): DateRef {
   if (value?.kind === Kind.VARIABLE) return { variable: value.name.value, ...(field ? { field } : {}) };
@@ -44,12 +44,15 @@ function dateRef(value: ValueNode | undefined, field?: string): DateRef {
   return { text: value?.kind === Kind.STRING ? value.value : null };
 }
 
-/** The range of a summary field as written: /v1's `weeks: { from, to }` (literal, or a variable holding it), /v2's `start_date`/`end_date`. */
-function weeksTerm(sel: FieldNode, perWeek: number): WeeksTerm {
+/**
+ * The range of a summary field as written: /v1's `weeks: { from, to }` or `months: { from, to }`
+ * (literal, or a variable holding it), /v2's `start_date`/`end_date`.
+ */
+function periodsTerm(sel: FieldNode, per: number, unit: 'week' | 'month'): PeriodsTerm {
   const arg = (name: string) => sel.arguments?.find((a) => a.name.value === name)?.value;
-  const weeks = arg('weeks');
-  if (weeks) return { perWeek, from: dateRef(weeks, 'from'), to: dateRef(weeks, 'to') };
-  return { perWeek, from: dateRef(arg('start_date')), to: dateRef(arg('end_date')) };
+  const range = arg(unit === 'week' ? 'weeks' : 'months');
+  if (range) return { per, unit, from: dateRef(range, 'from'), to: dateRef(range, 'to') };
+  return { per, unit, from: dateRef(arg('start_date')), to: dateRef(arg('end_date')) };
 }
 
 function textOf(ref: DateRef, variables: Record<string, unknown>): unknown {
@@ -58,8 +61,8 @@ function textOf(ref: DateRef, variables: Record<string, unknown>): unknown {
   return text;
 }
 
-function countWeeks(term: WeeksTerm, variables: Record<string, unknown>): number {
-  return weeksCharged(textOf(term.from, variables), textOf(term.to, variables)) * term.perWeek;
+function countPeriods(term: PeriodsTerm, variables: Record<string, unknown>): number {
+  return periodsCharged(term.unit, textOf(term.from, variables), textOf(term.to, variables)) * term.per;
 }
 
 /** What a search page costs: `first` as asked (the API refuses more than SEARCH_MAX_PAGE), 20 when not given. */
@@ -145,7 +148,8 @@ function collectLookups(operation: OperationDefinitionNode, fragments: Readonly<
     if (cost === undefined) continue;
     if ('fixed' in cost) byResponseKey.set(key, { fixed: cost.fixed });
     else if ('list' in cost) byResponseKey.set(key, termOf(operation, sel.arguments?.find((a) => a.name.value === cost.list)?.value));
-    else if ('perWeek' in cost) byResponseKey.set(key, weeksTerm(sel, cost.perWeek));
+    else if ('perWeek' in cost) byResponseKey.set(key, periodsTerm(sel, cost.perWeek, 'week'));
+    else if ('perMonth' in cost) byResponseKey.set(key, periodsTerm(sel, cost.perMonth, 'month'));
     else for (const [k, term] of searchTerms(sel, key, operation, fragments)) byResponseKey.set(k, term);
   }
   return { terms: [...byResponseKey.values()], rootFields: [...rootFields].sort() };
@@ -212,6 +216,6 @@ export function inspectRequest(params: GraphqlParams, maxTokens: number): Operat
   if (!plan) return { type: null, placekeys: 0, rootFields: null, document };
   let placekeys = 0;
   const variables = typeof params.variables === 'object' && params.variables !== null && !Array.isArray(params.variables) ? params.variables as Record<string, unknown> : {};
-  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : 'perWeek' in term ? countWeeks(term, variables) : countVariable(params.variables, term);
+  for (const term of plan.terms) placekeys += 'fixed' in term ? term.fixed : 'per' in term ? countPeriods(term, variables) : countVariable(params.variables, term);
   return { type: plan.type, placekeys, rootFields: plan.rootFields, document };
 }

@@ -8,9 +8,10 @@ export type RootKind = (typeof ROOT_KINDS)[number];
  * What a root field costs in the rate limit, read from the document before it runs
  * (inspect-operation.ts): one a item of a list argument (`batch_lookup`'s `placekeys`,
  * `batch_match`'s `queries`), a fixed number, a search's pages (their `first`), or points per
- * week of a summary's range (`weeks: { from, to }` on /v1, `start_date`/`end_date` on /v2; none: one week).
+ * week (month) of a summary's range (`weeks: { from, to }`, `months: { from, to }` on /v1,
+ * `start_date`/`end_date` on /v2; none: one week or month).
  */
-export type RootCost = { readonly list: string } | { readonly fixed: number } | { readonly pages: true } | { readonly perWeek: number };
+export type RootCost = { readonly list: string } | { readonly fixed: number } | { readonly pages: true } | { readonly perWeek: number } | { readonly perMonth: number };
 
 /** What a root field declares where it is defined: its kind and its cost. */
 export interface RootFacts {

@@ -210,10 +210,10 @@ export class ServedVersion {
     return file !== undefined && hasWeekExtras(columnsIn(this.#columns, file, TABLES.weekly));
   }
 
-  /** The columns of the weekly table holding this week (empty for a week the version does not hold). */
-  weeklyColumns(week: string): readonly string[] {
-    const file = this.#routes.weeks.get(week);
-    return file === undefined ? [] : columnsIn(this.#columns, file, TABLES.weekly);
+  /** The columns of the weekly or monthly table holding this week or month (empty for one the version does not hold). */
+  periodColumns(product: 'weekly' | 'monthly', period: string): readonly string[] {
+    const file = (product === 'weekly' ? this.#routes.weeks : this.#routes.months).get(period);
+    return file === undefined ? [] : columnsIn(this.#columns, file, product === 'weekly' ? TABLES.weekly : TABLES.monthly);
   }
 
   /**

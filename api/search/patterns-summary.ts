@@ -4,33 +4,57 @@ import type { ServedVersion } from '../lookup/served-version.ts';
 import type { FilterSql } from './search-filter.ts';
 import type { SummaryPosition } from './summary-cursor.ts';
 
-/** What a summary may group by: the week, an attribute of the POI (its patterns row's or its core's), or the POI itself. */
-export const GROUP_KEYS = ['week', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'] as const;
+/** What a summary sums: weekly patterns, a week at a time, or monthly patterns, a month at a time. */
+export type SummaryPeriod = 'week' | 'month';
+
+/**
+ * What a summary may group by: its period (the week, for weekly patterns; the month, for monthly),
+ * an attribute of the POI (its patterns row's or its core's), or the POI itself.
+ */
+export const GROUP_KEYS = ['week', 'month', 'region', 'city', 'postal_code', 'brand', 'naics_code', 'top_category', 'sub_category', 'placekey'] as const;
 export type GroupKey = (typeof GROUP_KEYS)[number];
 
 /** The values a group can be ordered by. */
 export const ORDER_VALUES = ['pois', 'poi_weeks', 'raw_visit_counts', 'raw_visitor_counts'] as const;
 export type OrderValue = (typeof ORDER_VALUES)[number];
 
-/** Map columns whose entries a summary merges over a group (their top entries: where visitors come from, on what devices, ...). */
-export const MAP_COLUMNS = ['visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'device_type',
-  'bucketed_dwell_times', 'related_same_day_brand', 'related_same_week_brand'] as const;
-export type MapColumn = (typeof MAP_COLUMNS)[number];
+const SHARED_MAPS = ['visitor_home_cbgs', 'visitor_home_aggregation', 'visitor_daytime_cbgs', 'visitor_country_of_origin', 'device_type',
+  'bucketed_dwell_times', 'related_same_day_brand'] as const;
 
-/** Element-by-element sums of these list columns: days of the week (7), hours of the week (168). */
-const LIST_LENGTHS = { visits_by_day: 7, visits_by_each_hour: 168 } as const;
-export type ListColumn = keyof typeof LIST_LENGTHS;
+/**
+ * Per period: the product and its period column; the list columns summed element by element,
+ * with their lengths (weekly: days of the week, hours of the week; monthly: days of the month, up
+ * to 31, and hours of the day); the map columns whose entries a summary merges over a group (their
+ * top entries: where visitors come from, on what devices, ...).
+ */
+export const SUMMARY_PERIODS = {
+  week: { product: 'weekly', column: 'week_start', lists: { visits_by_day: 7, visits_by_each_hour: 168 }, maps: [...SHARED_MAPS, 'related_same_week_brand'] },
+  month: { product: 'monthly', column: 'month_start', lists: { visits_by_day: 31, popularity_by_hour: 24 }, maps: [...SHARED_MAPS, 'related_same_month_brand', 'popularity_by_day'] },
+} as const;
+
+/** Map columns of either period. */
+export type MapColumn = (typeof SUMMARY_PERIODS)[SummaryPeriod]['maps'][number];
+/** List columns of either period. */
+export type ListColumn = keyof (typeof SUMMARY_PERIODS)['week']['lists'] | keyof (typeof SUMMARY_PERIODS)['month']['lists'];
+
+function listLength(period: SummaryPeriod, column: ListColumn): number {
+  const lists: Partial<Record<ListColumn, number>> = SUMMARY_PERIODS[period].lists;
+  const length = lists[column];
+  if (length === undefined) throw new Error(`${period}ly summaries sum no ${column}`);
+  return length;
+}
 /** Medians and means of these numbers over a group's rows. */
 export const STAT_COLUMNS = ['median_dwell', 'distance_from_home'] as const;
 export type StatColumn = (typeof STAT_COLUMNS)[number];
 
-/** A summary, checked: which POIs (filter, Placekeys), which weeks, how grouped, what is computed, which page. */
+/** A summary, checked: which POIs (filter, Placekeys), which weeks or months, how grouped, what is computed, which page. */
 export interface SummaryRequest {
+  readonly period: SummaryPeriod;
   readonly filter: FilterSql;
   /** Only these POIs (with the filter: both must match); null for every POI the filter matches. */
   readonly placekeys: readonly string[] | null;
-  /** Mondays (YYYY-MM-DD) the version holds, oldest first. */
-  readonly weeks: readonly string[];
+  /** The periods the version holds, oldest first: Mondays (weeks) or 1sts (months), YYYY-MM-DD. */
+  readonly periods: readonly string[];
   readonly groupBy: readonly GroupKey[];
   readonly lists: ReadonlySet<ListColumn>;
   readonly stats: ReadonlySet<StatColumn>;
@@ -45,6 +69,7 @@ export interface SummaryRequest {
 export interface SummaryGroup {
   readonly key: Readonly<Record<GroupKey, string | number | null>>;
   readonly pois: number;
+  /** Rows: one per POI and period it has patterns for (poi_weeks, poi_months). */
   readonly poi_weeks: number;
   readonly raw_visit_counts: number | null;
   readonly raw_visitor_counts: number | null;
@@ -82,8 +107,8 @@ function selectsPois(request: SummaryRequest): boolean {
 }
 
 /**
- * The SQL shared by a summary's statements: `w`, the weeks' rows of the files holding them (each
- * week read from the one file the version takes it from, with the row's own region, city, postal
+ * The SQL shared by a summary's statements: `w`, the periods' rows of the files holding them (each
+ * week or month read from the one file the version takes it from, with the row's own region, city, postal
  * code and brands), of the POIs the filter and Placekeys select in the version's core (`p`: a
  * semi-join; joined instead when a key is a core attribute), as `r`, with the group's key columns
  * (`rk_<key>`; the key text, `kt`, is made of them by ktSql). Without a
@@ -96,11 +121,12 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
   Object.assign(params, request.filter.params);
   const p = `SELECT placekey${coreKeys.map((k) => `, ${core.has(k) ? k : `NULL AS ${k}`}`).join('')} FROM ${version.tableOf('core')} WHERE ${request.filter.where}${keys}`;
 
-  // Each file's weeks in one scan of its table; a column the file lacks reads as NULL.
+  // Each file's periods in one scan of its table; a column the file lacks reads as NULL.
+  const { product, column: periodColumn } = SUMMARY_PERIODS[request.period];
   const byFile = new Map<string, string[]>();
-  for (const week of request.weeks) {
-    const table = version.tableOf('weekly', week);
-    byFile.set(table, [...(byFile.get(table) ?? []), week]);
+  for (const period of request.periods) {
+    const table = version.tableOf(product, period);
+    byFile.set(table, [...(byFile.get(table) ?? []), period]);
   }
   const wanted = ['raw_visit_counts', 'raw_visitor_counts', ...request.lists, ...request.stats, ...new Set(request.tops.map((t) => t.column))];
   const rowKeys = request.groupBy.filter((k) => ROW_KEYS.has(k));
@@ -108,24 +134,26 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
     ? (columns.includes('brands') ? 'unnest(coalesce(nullif(brands, []), [NULL::VARCHAR])) AS rk_brand' : 'NULL::VARCHAR AS rk_brand')
     : `${columns.includes(k) ? quoteIdent(k) : 'NULL::VARCHAR'} AS rk_${k}`;
   const semi = selectsPois(request) && coreKeys.length === 0 ? ' AND placekey IN (SELECT placekey FROM p)' : '';
-  const parts = [...byFile].map(([table, weeks], i) => {
-    const columns = version.weeklyColumns(weeks[0]!);
+  const parts = [...byFile].map(([table, periods], i) => {
+    const columns = version.periodColumns(product, periods[0]!);
     const selected = [...wanted.map((c) => (columns.includes(c) ? quoteIdent(c) : `NULL AS ${quoteIdent(c)}`)), ...rowKeys.map((k) => rowKey(k, columns))];
-    return `SELECT placekey, week_start${selected.map((c) => `, ${c}`).join('')}
-      FROM ${table} WHERE week_start IN (${bindEach(params, `w${i}_`, weeks)})${semi}`;
+    return `SELECT placekey, ${periodColumn} AS period_start${selected.map((c) => `, ${c}`).join('')}
+      FROM ${table} WHERE ${periodColumn} IN (${bindEach(params, `w${i}_`, periods)})${semi}`;
   });
-  const empty = `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS week_start${[...wanted.map((c) => `NULL AS ${quoteIdent(c)}`), ...rowKeys.map((k) => `NULL::VARCHAR AS rk_${k}`)].map((c) => `, ${c}`).join('')} WHERE false`;
+  const empty = `SELECT NULL::VARCHAR AS placekey, NULL::DATE AS period_start${[...wanted.map((c) => `NULL AS ${quoteIdent(c)}`), ...rowKeys.map((k) => `NULL::VARCHAR AS rk_${k}`)].map((c) => `, ${c}`).join('')} WHERE false`;
   const w = parts.length ? parts.join('\n      UNION ALL ') : empty;
-  const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${k === 'week' ? 'w.week_start' : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS rk_${k}`);
+  const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${isPeriod(k) ? 'w.period_start' : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS rk_${k}`);
   const joined = coreKeys.length ? 'FROM w JOIN p USING (placekey)' : 'FROM w';
   return `WITH p AS (${p}),
     w AS (${w}),
     r AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} ${joined})`;
 }
 
-/** A group key's value as text (`rk_<key>` of a row or a group): a week as YYYY-MM-DD. */
+const isPeriod = (k: GroupKey) => k === 'week' || k === 'month';
+
+/** A group key's value as text (`rk_<key>` of a row or a group): a week or month as YYYY-MM-DD (its Monday, its 1st). */
 function keyText(k: GroupKey): string {
-  return k === 'week' ? "strftime(rk_week, '%Y-%m-%d')" : `rk_${k}::VARCHAR`;
+  return isPeriod(k) ? `strftime(rk_${k}, '%Y-%m-%d')` : `rk_${k}::VARCHAR`;
 }
 
 /**
@@ -142,7 +170,7 @@ function ktSql(request: SummaryRequest): string {
  * asked for: a POI has one row a week), else its distinct Placekeys (the dearer count).
  */
 function poisSql(request: SummaryRequest): string {
-  return request.groupBy.includes('week') || request.weeks.length <= 1 ? 'count(*)' : 'count(DISTINCT placekey)';
+  return request.groupBy.some(isPeriod) || request.periods.length <= 1 ? 'count(*)' : 'count(DISTINCT placekey)';
 }
 
 /** The order value of a group as SQL: NULLs (a sum of nothing) last either way. */
@@ -168,11 +196,11 @@ function groupsSql(version: ServedVersion, request: SummaryRequest, params: Reco
   const values = [
     `${poisSql(request)}::BIGINT AS pois`, 'count(*)::BIGINT AS poi_weeks',
     'sum(raw_visit_counts)::BIGINT AS raw_visit_counts', 'sum(raw_visitor_counts)::BIGINT AS raw_visitor_counts',
-    ...[...request.lists].map((c) => `[${Array.from({ length: LIST_LENGTHS[c] }, (_, i) => `sum(${quoteIdent(c)}[${i + 1}])`).join(', ')}]::BIGINT[] AS ${quoteIdent(c)}`),
+    ...[...request.lists].map((c) => `[${Array.from({ length: listLength(request.period, c) }, (_, i) => `sum(${quoteIdent(c)}[${i + 1}])`).join(', ')}]::BIGINT[] AS ${quoteIdent(c)}`),
     ...[...request.stats].flatMap((c) => [`median(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_median`)}`, `avg(${quoteIdent(c)})::DOUBLE AS ${quoteIdent(`${c}_mean`)}`]),
   ];
   const keyCols = request.groupBy.map((k) => `rk_${k}`);
-  const keyOut = request.groupBy.map((k) => (keys === 'export' ? `rk_${k} AS ${quoteIdent(k)}` : `${k === 'week' ? keyText(k) : `rk_${k}`} AS k_${k}`));
+  const keyOut = request.groupBy.map((k) => (keys === 'export' ? `rk_${k} AS ${quoteIdent(k)}` : `${isPeriod(k) ? keyText(k) : `rk_${k}`} AS k_${k}`));
   // No key: one group of everything, even of no rows (count 0, sums null).
   const grouped = keyCols.length
     ? `SELECT ${[...keyOut, `${ktSql(request)} AS kt`, `${orderSql(request)} AS ov`, ...values].join(', ')} FROM r GROUP BY ${keyCols.join(', ')}`

@@ -1,4 +1,5 @@
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { monthOfDateArg } from '../../shared/months.ts';
 import { isValidPlacekey } from '../../shared/placekey.ts';
 import { weekOfDateArg } from '../../shared/weeks.ts';
 
@@ -13,6 +14,20 @@ export function weeksAsked(held: readonly string[], newest: string | null, from:
   weekOfDateArg(to);
   if (from > to) throw new AppError(ErrorCodes.BAD_DATE, `the range must not start after it ends; got ${from} to ${to}`);
   return held.filter((w) => w >= start && w <= to);
+}
+
+/**
+ * The version's months from the month of `from` to `to` (any day of each), both given or both
+ * omitted (the newest month): their 1sts, YYYY-MM-DD.
+ * @throws AppError BAD_DATE for a bad date, one bound without the other, or `from` after `to`
+ */
+export function monthsAsked(held: readonly string[], newest: string | null, from: string | null, to: string | null): string[] {
+  if (from === null && to === null) return newest === null ? [] : [newest];
+  if (from === null || to === null) throw new AppError(ErrorCodes.BAD_DATE, 'give both ends of the range of months, or neither (the newest month)');
+  const start = monthOfDateArg(from);
+  monthOfDateArg(to);
+  if (from > to) throw new AppError(ErrorCodes.BAD_DATE, `the range must not start after it ends; got ${from} to ${to}`);
+  return held.filter((m) => m >= start && m <= to);
 }
 
 /**
@@ -34,8 +49,8 @@ export function summaryPlacekeys(placekeys: readonly string[] | null, max: numbe
  */
 export const SUMMARY_COST_PER_WEEK = 100;
 
-/** Most weeks a summary is charged for: a century of history. */
-const MAX_CHARGED_WEEKS = 5218;
+/** Most weeks (months) a summary is charged for: a century of weekly history. */
+const MAX_CHARGED_PERIODS = 5218;
 
 function dayOf(text: unknown): number | null {
   const day = typeof text === 'string' && /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text.slice(0, 10)) : NaN;
@@ -43,15 +58,22 @@ function dayOf(text: unknown): number | null {
 }
 
 /**
- * The weeks a summary's range as written is charged for, before any data is read: each week
- * (Monday to Monday) from `from` to `to`; one when they are absent or not two dates in order (the
- * newest week, or a range the summary then refuses). Times SUMMARY_COST_PER_WEEK, its cost.
+ * The weeks (months) a summary's range as written is charged for, before any data is read: each
+ * week, Monday to Monday (each month), from `from` to `to`; one when they are absent or not two
+ * dates in order (the newest, or a range the summary then refuses). Times SUMMARY_COST_PER_WEEK,
+ * its cost (a month of rows is about a week's: one per POI).
  */
-export function weeksCharged(from: unknown, to: unknown): number {
+export function periodsCharged(unit: 'week' | 'month', from: unknown, to: unknown): number {
   const start = dayOf(from);
   const end = dayOf(to);
   if (start === null || end === null || end < start) return 1;
-  const monday = (t: number) => t - ((new Date(t).getUTCDay() + 6) % 7) * 86_400_000;
-  const weeks = Math.round((monday(end) - monday(start)) / (7 * 86_400_000)) + 1;
-  return Math.min(weeks, MAX_CHARGED_WEEKS);
+  let count: number;
+  if (unit === 'month') {
+    const index = (t: number) => new Date(t).getUTCFullYear() * 12 + new Date(t).getUTCMonth();
+    count = index(end) - index(start) + 1;
+  } else {
+    const monday = (t: number) => t - ((new Date(t).getUTCDay() + 6) % 7) * 86_400_000;
+    count = Math.round((monday(end) - monday(start)) / (7 * 86_400_000)) + 1;
+  }
+  return Math.min(count, MAX_CHARGED_PERIODS);
 }

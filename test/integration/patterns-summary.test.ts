@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
-import { addDays, poiOf, weekOf, type SyntheticPoi } from '../../tools/synthetic-places.ts';
+import { addDays, monthOf, poiOf, weekOf, type SyntheticPoi } from '../../tools/synthetic-places.ts';
 import { parseExportCsv, parseNdjson } from '../helpers/export-client.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
@@ -384,5 +384,103 @@ describe('patterns_summary: which attributes a group reads, and which rows count
     expect(await groups('group_by: [top_category, region]', 'top_category region pois raw_visit_counts')).to.deep.equal([
       { top_category: 'Grocery Stores', region: 'CT', pois: 1, raw_visit_counts: 20 },
       { top_category: 'Restaurants and Other Eating Places', region: 'NY', pois: 1, raw_visit_counts: 10 }]);
+  });
+});
+
+describe('monthly_patterns_summary: monthly patterns aggregated, exact to the drops\' rows', function () {
+  this.timeout(300_000);
+  const M_SEED = 43;
+  const M_POIS = 80;
+  /** Two drops of one month each: the second version reads January from the first drop's file. */
+  const M_DROPS = [{ month: '2022-01', firstWeek: '2022-01-03' }, { month: '2022-02', firstWeek: '2022-02-07' }] as const;
+  let dir: string;
+  let server: RunningServer;
+  type Month = NonNullable<ReturnType<typeof monthOf>>;
+  const rows: { p: SyntheticPoi; month: string; d: Month }[] = [];
+  for (let i = 0; i < M_POIS; i++) {
+    const p = poiOf(M_SEED, i);
+    for (const drop of M_DROPS) {
+      const d = monthOf(M_SEED, p, `${drop.month}-01`, 0);
+      if (d) rows.push({ p, month: `${drop.month}-01`, d });
+    }
+  }
+
+  before(async () => {
+    dir = await makeTempDir('summary-monthly');
+    const config = testConfig(path.join(dir, 'data'));
+    for (const [i, drop] of M_DROPS.entries()) {
+      const out = path.join(dir, `drop-${i}`);
+      await generateDrop({ pois: M_POIS, weeks: 1, months: 1, firstMonth: drop.month, out, format: 'csv.gz', seed: M_SEED, firstWeek: drop.firstWeek });
+      await loadDrop({ dataDir: config.dataDir, inputs: [out], month: drop.month, settings: buildSettingsOf(config) });
+    }
+    server = await startServer(config, createLogger('silent', 'test'));
+  });
+  after(async () => {
+    await server?.close();
+    await removeDir(dir);
+  });
+
+  /** Every value of each group, computed here from the rows, in the documented order (by `order`, then key). */
+  function wanted(selected: typeof rows, byMonth: boolean, byRegion: boolean) {
+    const groups = new Map<string, typeof rows>();
+    for (const r of selected) {
+      const kt = JSON.stringify([...(byMonth ? [r.month] : []), ...(byRegion ? [r.p.metro.region] : [])]);
+      groups.set(kt, [...(groups.get(kt) ?? []), r]);
+    }
+    return [...groups].map(([kt, rs]) => ({
+      kt,
+      group: {
+        ...(byMonth ? { month: rs[0]!.month } : {}), ...(byRegion ? { region: rs[0]!.p.metro.region } : {}),
+        pois: new Set(rs.map((r) => r.p.placekey)).size, poi_months: rs.length,
+        raw_visit_counts: sum(rs.map((r) => r.d.raw_visit_counts)), raw_visitor_counts: sum(rs.map((r) => r.d.raw_visitor_counts)),
+        // By day of the month: a day no row has (the 29th to 31st of February) is null.
+        visits_by_day: Array.from({ length: 31 }, (_, i) => (rs.some((r) => r.d.visits_by_day.length > i) ? sum(rs.map((r) => r.d.visits_by_day[i] ?? 0)) : null)),
+        popularity_by_hour: elementwise(rs.map((r) => r.d.popularity_by_hour), 24),
+        median_dwell: { median: median(rs.map((r) => r.d.median_dwell)), mean: sum(rs.map((r) => r.d.median_dwell)) / rs.length },
+        brands: top(rs.map((r) => r.d.related_same_month_brand), 3),
+      },
+    }));
+  }
+  const FIELDS = 'pois poi_months raw_visit_counts raw_visitor_counts visits_by_day popularity_by_hour median_dwell { median mean } brands: top(column: related_same_month_brand, first: 3) { key value }';
+  const closeMean = (got: any[], want: any[]) => {
+    expect(got.length).to.equal(want.length);
+    got.forEach((g, i) => {
+      expect(Math.abs(g.median_dwell.mean - want[i].median_dwell.mean)).to.be.below(1e-9 * want[i].median_dwell.mean);
+      g.median_dwell.mean = want[i].median_dwell.mean;
+    });
+    expect(got).to.deep.equal(want);
+  };
+
+  it('grouped by month and region over months in two files, every value, ordered by visits', async () => {
+    const body = (await postGraphql(server.url, { query: `{ s: monthly_patterns_summary(months: { from: "2022-01-15", to: "2022-02-28" }, group_by: [month, region],
+      order_by: { value: raw_visit_counts }, first: 1000) { months page_info { has_next_page } groups { month region ${FIELDS} } } }` })).body;
+    expect(body.errors).to.equal(undefined);
+    expect(body.data.s.months).to.deep.equal(['2022-01-01', '2022-02-01']);
+    expect(body.data.s.page_info).to.deep.equal({ has_next_page: false });
+    const want = wanted(rows, true, true).sort((a, b) => b.group.raw_visit_counts - a.group.raw_visit_counts || (a.kt < b.kt ? -1 : 1)).map((g) => g.group);
+    closeMean(body.data.s.groups, want);
+  });
+
+  it('no group: both months as one, POIs counted once; /v2 takes DateTime bounds; without a range, the newest month', async () => {
+    const all = (await postGraphql(server.url, { query: `{ s: monthly_patterns_summary(months: { from: "2022-01-01", to: "2022-02-01" }) { groups { ${FIELDS} } } }` })).body;
+    expect(all.errors).to.equal(undefined);
+    closeMean(all.data.s.groups, wanted(rows, false, false).map((g) => g.group));
+    const v2 = (await postGraphql(server.url, { query: `{ monthly_patterns_summary(start_date: "2022-02-10T00:00:00-05:00", end_date: "2022-02-11", group_by: [month], first: 1) {
+      months pageInfo { hasNextPage } groups { month poi_months raw_visitor_counts } } }` }, {}, '/v2/graphql')).body;
+    expect(v2.errors).to.equal(undefined);
+    const feb = rows.filter((r) => r.month === '2022-02-01');
+    expect(v2.data.monthly_patterns_summary).to.deep.equal({ months: ['2022-02-01'], pageInfo: { hasNextPage: false },
+      groups: [{ month: '2022-02-01', poi_months: feb.length, raw_visitor_counts: sum(feb.map((r) => r.d.raw_visitor_counts)) }] });
+    const newest = (await postGraphql(server.url, { query: '{ monthly_patterns_summary { months groups { poi_months } } }' })).body;
+    expect(newest.data.monthly_patterns_summary).to.deep.equal({ months: ['2022-02-01'], groups: [{ poi_months: feb.length }] });
+  });
+
+  it('refuses a bad range with BAD_DATE, and a weekly key or value is no part of its schema', async () => {
+    const bad = (await postGraphql(server.url, { query: '{ monthly_patterns_summary(months: { from: "2022-02-01", to: "2022-01-01" }) { groups { pois } } }' })).body;
+    expect(bad.errors.map((e: any) => [e.extensions.code, e.message])).to.deep.equal([['BAD_DATE', 'the range must not start after it ends; got 2022-02-01 to 2022-01-01']]);
+    const half = (await postGraphql(server.url, { query: '{ monthly_patterns_summary(months: { from: "2022-02-01", to: "" }) { groups { pois } } }' })).body;
+    expect(half.errors.map((e: any) => e.extensions.code)).to.deep.equal(['BAD_DATE']);
+    const week = (await postGraphql(server.url, { query: '{ monthly_patterns_summary(group_by: [week]) { groups { poi_weeks } } }' })).body;
+    expect(week.errors.map((e: any) => e.extensions.code)).to.deep.equal(['GRAPHQL_VALIDATION_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
   });
 });

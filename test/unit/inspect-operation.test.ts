@@ -77,6 +77,15 @@ describe('inspectOperation: the operation a request selects and the Placekeys it
     expect(look(v2, { s: '2022-01-03' })).to.deep.equal({ type: 'query', placekeys: 300 });
   });
 
+  it('charges a monthly summary 100 points per month of its range; one month without a range', () => {
+    const v1 = (args: string) => `{ monthly_patterns_summary${args} { groups { pois } } }`;
+    expect(look(v1('(months: { from: "2022-01-15", to: "2022-03-01" })'))).to.deep.equal({ type: 'query', placekeys: 300 });
+    expect(look(v1('(months: { from: "2021-12-31", to: "2022-01-01" })'))).to.deep.equal({ type: 'query', placekeys: 200 });
+    expect(look(v1(''))).to.deep.equal({ type: 'query', placekeys: 100 });
+    const whole = 'query($m: SummaryMonths) { monthly_patterns_summary(months: $m) { groups { pois } } }';
+    expect(look(whole, { m: { from: '2020-01-01', to: '2021-12-31' } })).to.deep.equal({ type: 'query', placekeys: 2400 });
+  });
+
   it('uses a variable\'s default when the variable is not sent', () => {
     const q = 'query($p: [Placekey!] = ["a", "b"]) { batch_lookup(placekeys: $p) { placekey } }';
     expect(look(q)).to.deep.equal({ type: 'query', placekeys: 2 });

@@ -15,14 +15,15 @@ describe('root fields declare their kind and cost (api/graphql/root-field.ts)', 
   it('every root field of /v1 and /v2 declares them, as listed', () => {
     const names = (s: GraphQLSchema) => Object.keys(s.getQueryType()!.getFields()).sort();
     expect({ v1: names(buildV1Schema()), v2: names(buildV2Schema()) }).to.deep.equal({
-      v1: ['batch_lookup', 'batch_match', 'dataset_versions', 'lookup', 'patterns_summary', 'place', 'places', 'search', 'version_diff'],
-      v2: ['batch_lookup', 'batch_match', 'dataset_versions', 'lookup', 'patterns_summary', 'search', 'version_diff'],
+      v1: ['batch_lookup', 'batch_match', 'dataset_versions', 'lookup', 'monthly_patterns_summary', 'patterns_summary', 'place', 'places', 'search', 'version_diff'],
+      v2: ['batch_lookup', 'batch_match', 'dataset_versions', 'lookup', 'monthly_patterns_summary', 'patterns_summary', 'search', 'version_diff'],
     });
     expect(Object.fromEntries([...servedRootFacts()].sort(([a], [b]) => (a < b ? -1 : 1)))).to.deep.equal({
       batch_lookup: { kind: 'batch_lookup', cost: { list: 'placekeys' } },
       batch_match: { kind: 'batch_match', cost: { list: 'queries' } },
       dataset_versions: { kind: 'dataset_versions', cost: { fixed: 0 } },
       lookup: { kind: 'lookup', cost: { fixed: 1 } },
+      monthly_patterns_summary: { kind: 'summary', cost: { perMonth: 100 } },
       patterns_summary: { kind: 'summary', cost: { perWeek: 100 } },
       place: { kind: 'lookup', cost: { fixed: 1 } },
       places: { kind: 'batch_lookup', cost: { list: 'placekeys' } },

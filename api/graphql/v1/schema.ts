@@ -32,6 +32,7 @@ export function buildV1Schema(): GraphQLSchema {
         place: rootField(lookupField(entry, 'The hosted API\'s v1-early name for `lookup` by Placekey: the same entry.'), { kind: 'lookup', cost: { fixed: 1 } }),
         search: rootField(v1SearchField(entry), { kind: 'search', cost: { pages: true } }),
         patterns_summary: rootField(summaryField('v1'), { kind: 'summary', cost: { perWeek: SUMMARY_COST_PER_WEEK } }),
+        monthly_patterns_summary: rootField(summaryField('v1', 'month'), { kind: 'summary', cost: { perMonth: SUMMARY_COST_PER_WEEK } }),
         dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
         version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },

@@ -30,6 +30,7 @@ export function buildV2Schema(): GraphQLSchema {
         batch_match: rootField(batchMatchField(entry), { kind: 'batch_match', cost: { list: 'queries' } }),
         search: rootField(searchField(entry), { kind: 'search', cost: { pages: true } }),
         patterns_summary: rootField(summaryField('v2'), { kind: 'summary', cost: { perWeek: SUMMARY_COST_PER_WEEK } }),
+        monthly_patterns_summary: rootField(summaryField('v2', 'month'), { kind: 'summary', cost: { perMonth: SUMMARY_COST_PER_WEEK } }),
         dataset_versions: rootField(datasetVersionsField, { kind: 'dataset_versions', cost: { fixed: 0 } }),
         version_diff: rootField(versionDiffField, { kind: 'version_diff', cost: { fixed: 0 } }),
       },
