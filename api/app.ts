@@ -140,7 +140,7 @@ export function createApp(options: AppOptions): express.Express {
     slots,
     ...(options.limiter ? [matchUploadCharge(options.limiter)] : []),
     takeLease(options.store),
-    matchUploadRoute(options.log, options.maxBatch, options.exportStallMs));
+    matchUploadRoute(options.log, options.maxBatch, options.exportStallMs, options.parquetExports));
   // A summary's groups as a file: its weeks' cost and the summary budget, as through GraphQL.
   app.options('/v1/export/summary', preflight('POST, OPTIONS'));
   app.all('/v1/export/summary',

@@ -79,16 +79,16 @@ export async function withReadOnly<T>(file: string, options: ReadOnlyOptions, wo
 }
 
 /**
- * A DuckDB of its own for writing one file out of a version file (a Parquet export): in memory,
- * the version file attached read-only as `src`, and then file access confined to `dir` (the
- * statement writes its file there and can open nothing else) and the configuration locked. The
- * served instances have no file system at all (openReadOnly), so they cannot write a file.
+ * A DuckDB of its own for writing one file (a Parquet export): in memory, the version file (when
+ * given) attached read-only as `src`, and then file access confined to `dir` (the statement writes
+ * its file there and can open nothing else) and the configuration locked. The served instances
+ * have no file system at all (openReadOnly), so they cannot write a file.
  */
-export async function openForCopy(file: string, dir: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
+export async function openForCopy(file: string | null, dir: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
   const settings: Record<string, string> = { memory_limit: options.memoryLimit, autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' };
   if (options.threads !== null) settings['threads'] = String(options.threads);
   return configured(await DuckDBInstance.create(':memory:', settings), [
-    `ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`,
+    ...(file === null ? [] : [`ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`]),
     `SET allowed_directories = [${quoteLiteral(dir.endsWith('/') ? dir : `${dir}/`)}]`,
     'SET enable_external_access = false',
     'SET lock_configuration = true',

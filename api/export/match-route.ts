@@ -1,4 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { LIST, VARCHAR, type DuckDBInstance } from '@duckdb/node-api';
 import type { Request, Response } from 'express';
+import { openForCopy } from '../../shared/duckdb-open.ts';
+import { quoteLiteral } from '../../shared/sql.ts';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { csvField } from '../../shared/csv-field.ts';
@@ -9,13 +15,15 @@ import { chargeRequests } from '../http/rate-limit.ts';
 import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
-import type { LineFormat } from './export-query.ts';
-import { drained, type StreamOutcome } from './export-stream.ts';
+import type { ExportFormat, LineFormat } from './export-query.ts';
+import type { ParquetSettings } from './export-route.ts';
+import { drained, streamFile, type StreamOutcome } from './export-stream.ts';
 import { matchUploadOf } from './match-upload.ts';
 
-const CONTENT_TYPES: Readonly<Record<LineFormat, string>> = {
+const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   csv: 'text/csv; charset=utf-8; header=present',
   ndjson: 'application/x-ndjson; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
 };
 
 /** The answer's columns, in order: what `placedata match` adds to a row, with the query's own id. */
@@ -41,9 +49,10 @@ export function matchUploadCharge(limiter: KeyRateLimiter) {
  * client that takes nothing for stallMs is cut off. Errors before the first byte get a JSON error
  * body; after it the connection is aborted, so a truncated answer never passes for a whole one.
  */
-export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
+export function matchUploadRoute(log: Logger, chunk: number, stallMs: number, parquet: ParquetSettings) {
   return async (req: Request, res: Response): Promise<void> => {
     const upload = matchUploadOf(res);
+    if (upload.format === 'parquet') return matchParquet(req, res, log, chunk, stallMs, parquet);
     const version = leaseOf(res).version;
     let source: MatchSource;
     try {
@@ -58,6 +67,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
     version.retain();
     let rows = 0;
     let outcome: StreamOutcome | 'failed' = 'complete';
+    const format = upload.format as LineFormat;
     try {
       res.status(200).set({
         'Content-Type': CONTENT_TYPES[upload.format],
@@ -65,7 +75,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
         [VERSION_HEADER]: version.label,
         'X-Content-Type-Options': 'nosniff',
       });
-      let text = upload.format === 'csv' ? MATCH_COLUMNS.join(',') + '\r\n' : '';
+      let text = format === 'csv' ? MATCH_COLUMNS.join(',') + '\r\n' : '';
       for (let lo = 0; lo < upload.queries.length; lo += chunk) {
         const queries = upload.queries.slice(lo, lo + chunk);
         const outcomes = await version.query((conn) => matchPlaces(conn, source, queries, { minConfidence: upload.minConfidence, candidates: 1 }));
@@ -73,7 +83,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
           outcome = 'client_closed';
           break;
         }
-        for (const o of outcomes) text += lineOf(o, upload.format);
+        for (const o of outcomes) text += lineOf(o, format);
         rows += outcomes.length;
         if (!res.write(text) && !(await drained(res, stallMs))) {
           outcome = 'client_stalled';
@@ -103,4 +113,90 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number) {
     log.info({ export: 'match', format: upload.format, version: version.label, outcome, queries: upload.queries.length, rows,
       ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'export');
   };
+}
+
+/** The answer's Parquet columns, typed: matched_on a list of the fields that matched. */
+const PARQUET_TABLE = 'CREATE TABLE matched (query_id VARCHAR, placekey VARCHAR, confidence DOUBLE, matched_on VARCHAR[])';
+
+/**
+ * A match upload answered as one Parquet file: the queries matched in statements of `chunk` (as
+ * the line formats are), the answers appended to a table of a DuckDB of the answer's own (in
+ * memory, file access confined to the temp folder: shared/duckdb-open.ts openForCopy), written
+ * there as Parquet (zstd), sent with its length, and removed whatever happens. A Parquet file's
+ * footer comes last, so nothing is sent before every query is matched; a client that leaves
+ * meanwhile stops the matching at the next chunk.
+ */
+async function matchParquet(req: Request, res: Response, log: Logger, chunk: number, stallMs: number, settings: ParquetSettings): Promise<void> {
+  const upload = matchUploadOf(res);
+  const version = leaseOf(res).version;
+  let source: MatchSource;
+  try {
+    source = version.matchSource();
+  } catch (err) {
+    if (isAppError(err)) return sendError(res, 503, err.code, err.message);
+    throw err;
+  }
+  const started = process.hrtime.bigint();
+  const dir = path.resolve(settings.tempDir);
+  const file = path.join(dir, `match-${randomUUID()}.parquet`);
+  version.retain();
+  let db: DuckDBInstance | null = null;
+  let outcome: StreamOutcome | 'failed' = 'complete';
+  let rows = 0;
+  try {
+    await mkdir(dir, { recursive: true });
+    db = await openForCopy(null, dir, settings);
+    const conn = await db.connect();
+    try {
+      await conn.run(PARQUET_TABLE);
+      const appender = await conn.createAppender('matched');
+      try {
+        for (let lo = 0; lo < upload.queries.length; lo += chunk) {
+          const outcomes = await version.query((c) => matchPlaces(c, source, upload.queries.slice(lo, lo + chunk), { minConfidence: upload.minConfidence, candidates: 1 }));
+          if (res.destroyed) break;
+          for (const o of outcomes) {
+            if (o.query_id === null) appender.appendNull(); else appender.appendVarchar(o.query_id);
+            if (o.placekey === null) appender.appendNull(); else appender.appendVarchar(o.placekey);
+            if (o.confidence === null) appender.appendNull(); else appender.appendDouble(o.confidence);
+            appender.appendList([...o.matched_on], LIST(VARCHAR));
+            appender.endRow();
+          }
+          rows += outcomes.length;
+        }
+        appender.flushSync();
+      } finally {
+        appender.closeSync();
+      }
+      if (!res.destroyed) await conn.run(`COPY matched TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    } finally {
+      conn.closeSync();
+    }
+    if (res.destroyed) {
+      outcome = 'client_closed';
+    } else {
+      const sent = await streamFile(file, res, stallMs, (bytes) => {
+        res.status(200).set({
+          'Content-Type': CONTENT_TYPES.parquet, 'Content-Length': String(bytes), 'Content-Disposition': 'attachment; filename="match.parquet"',
+          [VERSION_HEADER]: version.label, 'X-Content-Type-Options': 'nosniff',
+        });
+      });
+      outcome = sent.outcome;
+    }
+    requestState(res).rowCount = rows;
+  } catch (err) {
+    if (res.destroyed || req.socket.destroyed) {
+      outcome = 'client_closed';
+    } else {
+      outcome = 'failed';
+      log.error({ err: (err as Error).message, version: version.label }, 'match upload failed');
+      if (res.headersSent) res.destroy();
+      else sendError(res, isAppError(err) ? 503 : 500, isAppError(err) ? err.code : ErrorCodes.INTERNAL_SERVER_ERROR, isAppError(err) ? err.message : 'Internal server error');
+    }
+  } finally {
+    db?.closeSync();
+    await rm(file, { force: true });
+    version.release();
+  }
+  log.info({ export: 'match', format: 'parquet', version: version.label, outcome, queries: upload.queries.length, rows,
+    ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'export');
 }

@@ -3,13 +3,13 @@ import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import { DEFAULT_MIN_CONFIDENCE } from '../../shared/matching/match-places.ts';
 import { PLACE_QUERY_FIELDS, queryShortfall, type PlaceQuery } from '../../shared/matching/place-query.ts';
 import { sendError } from '../http/error-body.ts';
-import type { LineFormat } from './export-query.ts';
+import type { ExportFormat } from './export-query.ts';
 
 /** A bulk match upload, checked: its queries in line order, the threshold and the answer's format. */
 export interface MatchUpload {
   readonly queries: readonly PlaceQuery[];
   readonly minConfidence: number;
-  readonly format: LineFormat;
+  readonly format: ExportFormat;
 }
 
 /** What one query's line may take: 1 KiB (a name and an address are a few hundred bytes). */
@@ -63,7 +63,7 @@ export function parseMatchUpload(body: string, query: Record<string, unknown>, m
     if (typeof query[name] !== 'string') throw badRequest(`${name} may be given once`);
   }
   const format = (query['format'] as string | undefined) ?? 'ndjson';
-  if (format !== 'csv' && format !== 'ndjson') throw badRequest(`format must be csv or ndjson; got ${JSON.stringify(format.slice(0, 40))}`);
+  if (format !== 'csv' && format !== 'ndjson' && format !== 'parquet') throw badRequest(`format must be csv, ndjson or parquet; got ${JSON.stringify(format.slice(0, 40))}`);
   const threshold = query['min_confidence'] as string | undefined;
   const minConfidence = threshold === undefined ? DEFAULT_MIN_CONFIDENCE : Number(threshold);
   if (threshold !== undefined && (threshold.trim() === '' || !(minConfidence >= 0 && minConfidence <= 1))) {

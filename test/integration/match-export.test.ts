@@ -8,6 +8,7 @@ import { demoFixture } from '../helpers/demo-fixture.ts';
 import { parseExportCsv, parseNdjson } from '../helpers/export-client.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
+import { readParquet } from '../helpers/read-parquet.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 
@@ -102,6 +103,20 @@ describe('bulk matching through the export path: POST /v1/export/match', functio
     expect(records).to.deep.equal(expected.map((m) => [m.query_id, m.placekey, m.confidence === null ? null : String(m.confidence), m.matched_on.join(';')]));
   });
 
+  it('writes Parquet with format=parquet: typed columns, the rows batch_match answers, in line order across statements', async () => {
+    const many = Array.from({ length: 2500 }, (_, i) => ({ ...QUERIES[i % QUERIES.length]!, query_id: i % 7 === 0 ? null : `row-${i}` }));
+    const res = await fetch(`${server.url}/v1/export/match?format=parquet&min_confidence=0.04`, {
+      method: 'POST', headers: { apikey: TEST_KEY, 'content-type': 'application/x-ndjson' }, body: ndjson(many),
+    });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect([res.status, res.headers.get('content-type'), res.headers.get('content-disposition'), res.headers.get('content-length'), res.headers.get('x-placedata-version')])
+      .to.deep.equal([200, 'application/vnd.apache.parquet', 'attachment; filename="match.parquet"', String(bytes.length), label]);
+    const read = await readParquet(bytes, path.join(dir, 'match.parquet'));
+    expect(read.columns).to.deep.equal([['query_id', 'VARCHAR'], ['placekey', 'VARCHAR'], ['confidence', 'DOUBLE'], ['matched_on', 'VARCHAR[]']]);
+    const once = await batchMatch(QUERIES, 0.04);
+    expect(read.rows).to.deep.equal(many.map((q, i) => ({ ...once[i % QUERIES.length]!, query_id: q.query_id })));
+  });
+
   it('keeps line order across statements of MAX_BATCH queries (2,500 lines: three statements)', async () => {
     const many = Array.from({ length: 2500 }, (_, i) => ({ ...QUERIES[i % QUERIES.length]!, query_id: `row-${i}` }));
     const res = await upload(ndjson(many));
@@ -183,7 +198,7 @@ describe('bulk matching through the export path: POST /v1/export/match', functio
     ['more queries than MATCH_UPLOAD_MAX_QUERIES', () => upload(ndjson(Array.from({ length: 2501 }, () => QUERIES[1]!))), 413,
       refusal('BATCH_TOO_LARGE', 'a match upload takes at most 2500 queries; this one has more (line 2501)')],
     ['a body over 1 KiB a query', () => upload(' '.repeat(2500 * 1024 + 1)), 413, refusal('REQUEST_TOO_LARGE', 'The request body is larger than allowed')],
-    ['an unknown format', () => upload(ndjson(QUERIES), '?format=parquet'), 400, refusal('BAD_REQUEST', 'format must be csv or ndjson; got "parquet"')],
+    ['an unknown format', () => upload(ndjson(QUERIES), '?format=xml'), 400, refusal('BAD_REQUEST', 'format must be csv, ndjson or parquet; got "xml"')],
     ['min_confidence over 1', () => upload(ndjson(QUERIES), '?min_confidence=2'), 400, refusal('BAD_REQUEST', 'min_confidence must be a number between 0 and 1; got "2"')],
     ['an unknown parameter', () => upload(ndjson(QUERIES), '?region=MA'), 400,
       refusal('BAD_REQUEST', 'unknown parameter "region": the match upload takes format and min_confidence')],
