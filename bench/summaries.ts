@@ -10,6 +10,11 @@
  * - the same as PostgreSQL SQL, timed by psql (`\timing`, one psql session);
  * each answer checked equal to the others; and a 100-key batch_lookup's p50 alone and with two
  * summaries running beside it. Absolute figures drift on a shared machine: read the ratios.
+ *
+ * With `--history <data dir>` (a history the bench's history part built: `npm run bench --
+ * --parts history --history-loads-only`), it measures instead one brand's visits week by week over
+ * every week the current version holds (issue 41's 250k x 104 target: p50 <= 1 s), the brand
+ * being the one with the most POIs in the version's core.
  */
 import { spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
@@ -24,7 +29,7 @@ import { loadPeer, PG_URL } from './peer-postgres.ts';
 const KEY = 'bench-summaries-key';
 const FIRST_WEEK = '2022-01-03';
 
-interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean; summaryThreads: string; peerLoaded?: boolean }
+interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean; summaryThreads: string; peerLoaded?: boolean; history?: string }
 interface Group { region: string | null; pois: number; visits: number | null; visitors: number | null }
 
 const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -75,7 +80,47 @@ async function lookupP50(url: string, keys: readonly string[], n: number): Promi
   return median(ms);
 }
 
+/** One brand's visits week by week over the whole history (see the header), for each SUMMARY_THREADS asked. */
+async function historyRun(o: Options, dataDir: string): Promise<void> {
+  const reps = Number(o.reps);
+  const files = (await readdir(dataDir)).filter((f) => /^\d+__\d{4}_\d{2}\.duckdb$/.test(f)).sort();
+  const newest = path.join(dataDir, files.at(-1)!);
+  const db = await DuckDBInstance.create(newest, { access_mode: 'READ_ONLY' });
+  let brand: string;
+  let pois: number;
+  try {
+    const conn = await db.connect();
+    const top = (await conn.runAndReadAll('SELECT b, count(*)::INTEGER AS n FROM (SELECT unnest(brands) AS b FROM places_core) GROUP BY b ORDER BY n DESC, b LIMIT 1')).getRowObjectsJS()[0]!;
+    [brand, pois] = [String(top['b']), Number(top['n'])];
+    conn.closeSync();
+  } finally {
+    db.closeSync();
+  }
+  console.log(`machine: ${os.cpus().length} cores; node ${process.version}; history ${dataDir}: ${files.length} version files; brand ${JSON.stringify(brand)} (${pois} POIs in core)`);
+  const query = `query($b: String) { patterns_summary(filter: { brand: $b }, weeks: { from: "2000-01-01", to: "2100-01-01" }, group_by: [week], first: 1000) {
+    weeks groups { week pois raw_visit_counts raw_visitor_counts } } }`;
+  console.log('\n| SUMMARY_THREADS | weeks | p50 ms | runs | floor ms | load average |\n|---|---|---|---|---|---|');
+  for (const threads of o.summaryThreads.split(',')) {
+    const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: threads });
+    try {
+      const first = await post(api.url, query, { b: brand }); // warm (and opens the summary instance)
+      const weeks = (first.body.data.patterns_summary.weeks as string[]).length;
+      if ((first.body.data.patterns_summary.groups as unknown[]).length !== weeks) throw new Error('a week without a group: the brand has no row some week');
+      const ms: number[] = [];
+      const floor: number[] = [];
+      for (let i = 0; i < reps; i++) {
+        ms.push((await post(api.url, query, { b: brand })).ms);
+        floor.push((await post(api.url, '{ __typename }')).ms);
+      }
+      console.log(`| ${threads} | ${weeks} | ${median(ms).toFixed(1)} | ${ms.map((x) => x.toFixed(0)).join(', ')} | ${median(floor).toFixed(2)} | ${load1()} |`);
+    } finally {
+      api.child.kill('SIGTERM');
+    }
+  }
+}
+
 async function main(o: Options): Promise<void> {
+  if (o.history) return historyRun(o, o.history);
   const reps = Number(o.reps);
   const { dataDir, file, drop } = await benchVersion(o.work, o.pois, o.weeks);
   console.log(`machine: ${os.cpus().length} cores; node ${process.version}; ${o.pois} POIs x ${o.weeks} weeks; version file ${path.basename(file)}; API_MEMORY_LIMIT ${o.apiMemory}`);
@@ -152,5 +197,6 @@ await new Command('bench-summaries').description('patterns_summary against DuckD
   .option('--no-peer', 'skip PostgreSQL')
   .option('--peer-loaded', 'PostgreSQL holds this drop already (from a run before): do not load it again')
   .option('--summary-threads <list>', 'SUMMARY_THREADS of the API, each measured in turn', '1,0')
+  .option('--history <dir>', "measure one brand's weeks over this history's data folder instead (see the header)")
   .action(main)
   .parseAsync(process.argv);

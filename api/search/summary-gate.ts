@@ -14,26 +14,34 @@ export const DEFAULT_SUMMARY_BUDGET: SummaryBudget = { concurrency: 2, timeoutMs
 
 /**
  * Runs summaries within a budget: each on a DuckDB connection of its own (ServedVersion
- * connectForSummary: not the pool's, so look-ups never queue behind a summary), at most `concurrency` at once (the next is refused,
- * not queued: a client retries, nothing piles up in the process), interrupted at `timeoutMs`.
- * A summary that runs out of the version's DuckDB memory is refused as too large; the process
- * and its other requests go on.
+ * connectForSummary: not the pool's, so look-ups never queue behind a summary), at most
+ * `concurrency` admitted at once (the next is refused, not queued: a client retries, nothing
+ * piles up in the process), and of those **one statement at a time**, in the order admitted: a
+ * DuckDB statement runs on its caller's thread as well as the instance's pool, so two at once
+ * took two cores where the summary instance was given SUMMARY_THREADS (the cores but one), and
+ * look-ups beside two summaries slowed 1.9x (bench/RESULTS.md). One at a time, a summary has
+ * every thread of its instance, and a core stays with look-ups. Each is interrupted at
+ * `timeoutMs` from its admission, waiting included. A summary that runs out of the version's
+ * DuckDB memory is refused as too large; the process and its other requests go on.
  */
 export class SummaryGate {
   readonly budget: SummaryBudget;
   #running = 0;
+  /** Resolves when the summary admitted last has finished: the next one's turn. */
+  #turn: Promise<void> = Promise.resolve();
 
   constructor(budget: SummaryBudget = DEFAULT_SUMMARY_BUDGET) {
     this.budget = budget;
   }
 
+  /** Summaries admitted: running or waiting their turn. */
   get running(): number {
     return this.#running;
   }
 
   /**
-   * @throws AppError SUMMARIES_BUSY (at the limit), SUMMARY_TIMEOUT (interrupted), SUMMARY_TOO_LARGE
-   *   (out of memory); what `work` threw otherwise.
+   * @throws AppError SUMMARIES_BUSY (at the limit), SUMMARY_TIMEOUT (interrupted, or its time
+   *   ran out waiting its turn), SUMMARY_TOO_LARGE (out of memory); what `work` threw otherwise.
    */
   async run<T>(version: ServedVersion, work: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
     const { concurrency, timeoutMs } = this.budget;
@@ -41,13 +49,24 @@ export class SummaryGate {
       throw new AppError(ErrorCodes.SUMMARIES_BUSY, `This server is already running ${concurrency} summaries; try again shortly`);
     }
     this.#running++;
+    let done!: () => void;
+    const finished = new Promise<void>((r) => { done = r; });
+    const before = this.#turn;
+    // The turn after this one comes when this one is done and every one before it too (one that
+    // timed out waiting is done at once, but the next still waits for those before it).
+    this.#turn = Promise.all([before, finished]).then(() => undefined);
     let timedOut = false;
     let conn: DuckDBConnection | null = null;
+    let expire!: () => void;
+    const expired = new Promise<void>((r) => { expire = r; });
     const timer = setTimeout(() => {
       timedOut = true;
       conn?.interrupt();
+      expire();
     }, timeoutMs);
     try {
+      await Promise.race([before, expired]);
+      if (timedOut) throw new Error('interrupted');
       conn = await version.connectForSummary();
       if (timedOut) throw new Error('interrupted');
       return await work(conn);
@@ -62,6 +81,7 @@ export class SummaryGate {
       clearTimeout(timer);
       conn?.closeSync();
       this.#running--;
+      done();
     }
   }
 }

@@ -43,6 +43,36 @@ describe('SummaryGate: summaries within a budget', function () {
     expect(await gate.run(versionOn(instance), async (conn) => (await conn.runAndReadAll('SELECT 7')).getRows()[0]![0])).to.equal(7);
   });
 
+  it('runs the summaries it admitted one at a time, in order; one whose time runs out waiting is refused without running', async () => {
+    const gate = new SummaryGate({ concurrency: 3, timeoutMs: 300 });
+    const events: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    const first = gate.run(versionOn(instance), async () => {
+      events.push('first starts');
+      await held;
+      events.push('first ends');
+      return 1;
+    });
+    const second = gate.run(versionOn(instance), async () => {
+      events.push('second starts');
+      return 2;
+    });
+    expect(gate.running).to.equal(2);
+    // The second waits its turn; its 300 ms run out while the first holds the turn.
+    expect(await refusal(second)).to.deep.equal(['SUMMARY_TIMEOUT', 'The summary ran past its limit of 300 ms and was stopped; narrow its filter or weeks']);
+    const third = gate.run(versionOn(instance), async () => {
+      events.push('third starts');
+      return 3;
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(events).to.deep.equal(['first starts']);
+    release();
+    expect(await Promise.all([first, third])).to.deep.equal([1, 3]);
+    expect(events).to.deep.equal(['first starts', 'first ends', 'third starts']);
+    expect(gate.running).to.equal(0);
+  });
+
   it('interrupts a statement past its time (SUMMARY_TIMEOUT); the instance answers the next', async () => {
     const gate = new SummaryGate({ concurrency: 2, timeoutMs: 200 });
     const slow = gate.run(versionOn(instance), (conn) => conn.runAndReadAll('SELECT count(*) FROM range(100000000000) t(i) WHERE i % 7 = 3'));
