@@ -42,6 +42,19 @@ export function matchUploadCharge(limiter: KeyRateLimiter) {
 }
 
 /**
+ * What a match upload that threw becomes: a client gone away is no fault; anything else is logged
+ * and answered, with a JSON error before the first byte, by aborting the transfer after it (so a
+ * truncated answer never passes for a whole one).
+ */
+function failure(req: Request, res: Response, log: Logger, label: string, err: unknown): 'client_closed' | 'failed' {
+  if (res.destroyed || req.socket.destroyed) return 'client_closed';
+  log.error({ err: (err as Error).message, version: label }, 'match upload failed');
+  if (res.headersSent) res.destroy();
+  else sendError(res, isAppError(err) ? 503 : 500, isAppError(err) ? err.code : ErrorCodes.INTERNAL_SERVER_ERROR, isAppError(err) ? err.message : 'Internal server error');
+  return 'failed';
+}
+
+/**
  * `POST /v1/export/match` (after matchUpload, the export slot, the charge and takeLease): the
  * upload's queries matched against the leased version in statements of `chunk` queries (the
  * pipeline batch_match runs), each chunk's answers written as it comes, in line order, with
@@ -99,14 +112,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number, pa
       if (outcome === 'complete') res.end(text); // the CSV header alone when the upload held no query
       requestState(res).rowCount = rows; // for the request's log line and metrics
     } catch (err) {
-      if (res.destroyed || req.socket.destroyed) {
-        outcome = 'client_closed';
-      } else {
-        outcome = 'failed';
-        log.error({ err: (err as Error).message, version: version.label }, 'match upload failed');
-        if (res.headersSent) res.destroy();
-        else sendError(res, isAppError(err) ? 503 : 500, isAppError(err) ? err.code : ErrorCodes.INTERNAL_SERVER_ERROR, isAppError(err) ? err.message : 'Internal server error');
-      }
+      outcome = failure(req, res, log, version.label, err);
     } finally {
       version.release();
     }
@@ -184,14 +190,7 @@ async function matchParquet(req: Request, res: Response, log: Logger, chunk: num
     }
     requestState(res).rowCount = rows;
   } catch (err) {
-    if (res.destroyed || req.socket.destroyed) {
-      outcome = 'client_closed';
-    } else {
-      outcome = 'failed';
-      log.error({ err: (err as Error).message, version: version.label }, 'match upload failed');
-      if (res.headersSent) res.destroy();
-      else sendError(res, isAppError(err) ? 503 : 500, isAppError(err) ? err.code : ErrorCodes.INTERNAL_SERVER_ERROR, isAppError(err) ? err.message : 'Internal server error');
-    }
+    outcome = failure(req, res, log, version.label, err);
   } finally {
     db?.closeSync();
     await rm(file, { force: true });
