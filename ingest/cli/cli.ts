@@ -541,8 +541,8 @@ function addMatchCommand(cli: Command, config: () => Config, demoConfig: () => C
 
 /** Where bulk export lives: the API streams it from the version it serves, so there is one export path, not two. */
 const EXPORT_POINTER = 'bulk export is served by the API, from the version it serves: GET /v1/export/weekly_patterns?date=YYYY-MM-DD, '
-  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson] '
-  + '(docs/api.md, Bulk export)';
+  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson|parquet]; '
+  + 'a summary\'s groups: POST /v1/export/summary (docs/api.md, Bulk export)';
 
 function addExportPointer(cli: Command): void {
   cli.command('export').summary('where bulk export lives (the API\'s /v1/export endpoints)')

@@ -113,8 +113,8 @@ describe('the placedata CLI, as an operator runs it', () => {
 const execFileText = async (file: string, args: string[]) => (await promisify(execFile)(file, args)).stdout;
 
 const EXPORT_POINTER = 'bulk export is served by the API, from the version it serves: GET /v1/export/weekly_patterns?date=YYYY-MM-DD, '
-  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson] '
-  + '(docs/api.md, Bulk export)';
+  + '/v1/export/monthly_patterns?date=YYYY-MM-DD or /v1/export/core, each with an apikey header, [&region=XX] and [&format=csv|ndjson|parquet]; '
+  + 'a summary\'s groups: POST /v1/export/summary (docs/api.md, Bulk export)';
 
 describe('the placedata CLI\'s help, exit codes and --json output', () => {
   let dir: string;
