@@ -252,19 +252,35 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
   return { groups, more: rows.length > request.first };
 }
 
-/** Each asked-for map column's top entries in each of these groups (by key text): sums by key, largest first, ties by key. */
+/**
+ * Each asked-for map column's top entries in each of these groups (by key text): sums by key,
+ * largest first, ties by key. One statement for every column asked for (the rows are read once):
+ * each column's entries are ranked within the group, as many kept as the largest `first` asked of
+ * that column; a smaller `first` of the same column is the start of that list.
+ */
 async function topEntries(conn: DuckDBConnection, version: ServedVersion, request: SummaryRequest, groups: readonly string[]): Promise<Map<string, Map<string, { key: string; value: number }[]>>> {
   const out = new Map<string, Map<string, { key: string; value: number }[]>>(groups.map((g) => [g, new Map()]));
-  if (groups.length === 0) return out;
-  for (const { column, first } of request.tops) {
-    const params: Record<string, unknown> = {};
-    const base = baseSql(version, request, params);
-    const rows = (await conn.runAndReadAll(`${base}, e AS (SELECT kt, unnest(map_keys(${quoteIdent(column)})) AS key, unnest(map_values(${quoteIdent(column)})) AS value
-        FROM (SELECT *, ${ktSql(request)} AS kt FROM r) WHERE kt IN (${bindEach(params, 'g', groups)}))
-      SELECT kt, key, sum(value)::BIGINT AS value FROM e GROUP BY kt, key
-      QUALIFY row_number() OVER (PARTITION BY kt ORDER BY sum(value) DESC, key) <= ${first} ORDER BY kt, value DESC, key`, params as never)).getRowObjectsJS();
-    for (const g of groups) out.get(g)!.set(topKey(column, first), []);
-    for (const r of rows) out.get(String(r['kt']))!.get(topKey(column, first))!.push({ key: String(r['key']), value: Number(r['value']) });
+  if (groups.length === 0 || request.tops.length === 0) return out;
+  const most = new Map<MapColumn, number>();
+  for (const { column, first } of request.tops) most.set(column, Math.max(first, most.get(column) ?? 0));
+  const columns = [...most.keys()];
+  const params: Record<string, unknown> = {};
+  const base = baseSql(version, request, params);
+  const entries = columns.map((c, i) => `SELECT kt, ${i} AS c, unnest(map_keys(${quoteIdent(c)})) AS key, unnest(map_values(${quoteIdent(c)})) AS value FROM g`).join(' UNION ALL ');
+  const limits = columns.map((c, i) => `WHEN ${i} THEN ${most.get(c)!}`).join(' ');
+  const rows = (await conn.runAndReadAll(`${base}, g AS (SELECT * FROM (SELECT *, ${ktSql(request)} AS kt FROM r) WHERE kt IN (${bindEach(params, 'g', groups)})),
+      e AS (${entries})
+    SELECT kt, c, key, sum(value)::BIGINT AS value FROM e GROUP BY kt, c, key
+    QUALIFY row_number() OVER (PARTITION BY kt, c ORDER BY sum(value) DESC, key) <= CASE c ${limits} END ORDER BY kt, c, value DESC, key`, params as never)).getRowObjectsJS();
+  const ranked = new Map<string, { key: string; value: number }[]>();
+  for (const r of rows) {
+    const at = `${String(r['kt'])}\u0000${Number(r['c'])}`;
+    const list = ranked.get(at) ?? [];
+    if (list.length === 0) ranked.set(at, list);
+    list.push({ key: String(r['key']), value: Number(r['value']) });
+  }
+  for (const g of groups) {
+    for (const { column, first } of request.tops) out.get(g)!.set(topKey(column, first), (ranked.get(`${g}\u0000${columns.indexOf(column)}`) ?? []).slice(0, first));
   }
   return out;
 }

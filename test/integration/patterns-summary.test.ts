@@ -180,6 +180,17 @@ describe('patterns_summary: weekly patterns aggregated, exact to the drops\' row
     closeMeans(all.data.s.groups, expected(rows, [], null).map((g) => ({ week: null, region: null, ...g })));
   });
 
+  it('top entries of several columns, and of one column at two sizes, in one answer', async () => {
+    const body = await v1('weeks: { from: "2022-01-03", to: "2022-01-24" }, group_by: [region], first: 3',
+      'groups { region one: top(column: visitor_home_cbgs, first: 1) { key value } five: top(column: visitor_home_cbgs, first: 5) { key value } devices: top(column: device_type, first: 2) { key value } }');
+    expect(body.errors).to.equal(undefined);
+    const regions = expected(rows, ['region'], null).slice(0, 3).map((g: any) => g.region as string);
+    expect(body.data.s.groups).to.deep.equal(regions.map((region) => {
+      const rs = rows.filter((r) => r.p.metro.region === region);
+      return { region, one: top(rs.map((r) => r.d.visitor_home_cbgs), 1), five: top(rs.map((r) => r.d.visitor_home_cbgs), 5), devices: top(rs.map((r) => r.d.device_type), 2) };
+    }));
+  });
+
   it('filters as search takes them, and a list of Placekeys; a filter matching nothing gives one empty group', async () => {
     const region = poiOf(SEED, 0).metro.region;
     const keys = [poiOf(SEED, 3).placekey, poiOf(SEED, 7).placekey, poiOf(SEED, 11).placekey];
