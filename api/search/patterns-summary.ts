@@ -144,7 +144,9 @@ function baseSql(version: ServedVersion, request: SummaryRequest, params: Record
   const w = parts.length ? parts.join('\n      UNION ALL ') : empty;
   const keyCols = request.groupBy.filter((k) => !ROW_KEYS.has(k)).map((k) => `${isPeriod(k) ? 'w.period_start' : k === 'placekey' ? 'w.placekey' : `p.${k}`} AS rk_${k}`);
   const joined = coreKeys.length ? 'FROM w JOIN p USING (placekey)' : 'FROM w';
-  return `WITH p AS (${p}),
+  // p computed once, not once per file's semi-join (inlined, a brand's 104 weeks over 26 files took
+  // 624-641 ms on 2 threads; materialized 374-405 ms; bench/NOTES.md).
+  return `WITH p AS MATERIALIZED (${p}),
     w AS (${w}),
     r AS (SELECT w.*${keyCols.map((c) => `, ${c}`).join('')} ${joined})`;
 }
