@@ -21,6 +21,13 @@ export type ExportFormat = 'csv' | 'ndjson' | 'parquet';
 /** The formats streamed as lines of text, one per row. */
 export type LineFormat = Exclude<ExportFormat, 'parquet'>;
 
+/** Each export format's media type (bulk, match and summary exports alike). */
+export const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
+  csv: 'text/csv; charset=utf-8; header=present',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+  parquet: 'application/vnd.apache.parquet',
+};
+
 /** A delivered column of the product table, with its DuckDB type (`VARCHAR`, `INTEGER[]`, `MAP(VARCHAR, INTEGER)`, ...). */
 export interface ExportColumn {
   readonly name: string;

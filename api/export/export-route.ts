@@ -8,7 +8,7 @@ import type { Logger } from '../../shared/logger.ts';
 import { sendError } from '../http/error-body.ts';
 import { csvField } from '../../shared/csv-field.ts';
 import { openForCopy } from '../../shared/duckdb-open.ts';
-import { EXPORT_PRODUCTS, exportColumns, exportSql, parquetCopySql, type ExportColumn, type ExportFormat, type LineFormat } from './export-query.ts';
+import { CONTENT_TYPES, EXPORT_PRODUCTS, exportColumns, exportSql, parquetCopySql, type ExportColumn, type LineFormat } from './export-query.ts';
 import { exportRequestOf, type ExportRequest } from './export-request.ts';
 import { streamFile, streamLines, type StreamResult } from './export-stream.ts';
 import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
@@ -34,11 +34,6 @@ const PERIODS = {
   },
 } as const;
 
-const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
-  csv: 'text/csv; charset=utf-8; header=present',
-  ndjson: 'application/x-ndjson; charset=utf-8',
-  parquet: 'application/vnd.apache.parquet',
-};
 
 /** RFC 4180 ends CSV records with CRLF; NDJSON lines end with LF. */
 const TERMINATORS: Readonly<Record<LineFormat, string>> = { csv: '\r\n', ndjson: '\n' };

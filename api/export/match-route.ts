@@ -15,16 +15,12 @@ import { chargeRequests } from '../http/rate-limit.ts';
 import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
-import type { ExportFormat, LineFormat } from './export-query.ts';
+import { CONTENT_TYPES, type LineFormat } from './export-query.ts';
 import type { ParquetSettings } from './export-route.ts';
 import { drained, streamFile, type StreamOutcome } from './export-stream.ts';
-import { matchUploadOf } from './match-upload.ts';
+import type { ServedVersion } from '../lookup/served-version.ts';
+import { matchUploadOf, type MatchUpload } from './match-upload.ts';
 
-const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
-  csv: 'text/csv; charset=utf-8; header=present',
-  ndjson: 'application/x-ndjson; charset=utf-8',
-  parquet: 'application/vnd.apache.parquet',
-};
 
 /** The answer's columns, in order: what `placedata match` adds to a row, with the query's own id. */
 export const MATCH_COLUMNS = ['query_id', 'placekey', 'confidence', 'matched_on'] as const;
@@ -39,6 +35,28 @@ function lineOf(o: MatchOutcome, format: LineFormat): string {
 export function matchUploadCharge(limiter: KeyRateLimiter) {
   return chargeRequests(limiter, (_req, res) => Math.max(1, matchUploadOf(res).queries.length),
     (cost, points, windowSeconds) => `This upload's ${cost} queries cost ${cost} points; the rate limit allows ${points} per ${windowSeconds} s: send fewer a request`);
+}
+
+/**
+ * The version's core for matching, or null once a 503 is sent: the file holding core is missing
+ * or damaged on this machine (the rest of the version is served).
+ */
+function matchSourceOr503(res: Response, version: ServedVersion): MatchSource | null {
+  try {
+    return version.matchSource();
+  } catch (err) {
+    if (!isAppError(err)) throw err;
+    sendError(res, 503, err.code, err.message);
+    return null;
+  }
+}
+
+/** The upload's answers, matched in statements of `chunk` queries (batch_match's pipeline), a chunk at a time in line order. */
+async function* matchedChunks(version: ServedVersion, source: MatchSource, upload: MatchUpload, chunk: number): AsyncGenerator<MatchOutcome[]> {
+  for (let lo = 0; lo < upload.queries.length; lo += chunk) {
+    const queries = upload.queries.slice(lo, lo + chunk);
+    yield await version.query((conn) => matchPlaces(conn, source, queries, { minConfidence: upload.minConfidence, candidates: 1 }));
+  }
 }
 
 /**
@@ -67,14 +85,8 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number, pa
     const upload = matchUploadOf(res);
     if (upload.format === 'parquet') return matchParquet(req, res, log, chunk, stallMs, parquet);
     const version = leaseOf(res).version;
-    let source: MatchSource;
-    try {
-      source = version.matchSource();
-    } catch (err) {
-      // The file holding core is missing or damaged on this machine: the rest of the version is served.
-      if (isAppError(err)) return sendError(res, 503, err.code, err.message);
-      throw err;
-    }
+    const source = matchSourceOr503(res, version);
+    if (source === null) return;
     const started = process.hrtime.bigint();
     // The version stays open while the answer streams, whatever becomes of the response's lease.
     version.retain();
@@ -89,9 +101,7 @@ export function matchUploadRoute(log: Logger, chunk: number, stallMs: number, pa
         'X-Content-Type-Options': 'nosniff',
       });
       let text = format === 'csv' ? MATCH_COLUMNS.join(',') + '\r\n' : '';
-      for (let lo = 0; lo < upload.queries.length; lo += chunk) {
-        const queries = upload.queries.slice(lo, lo + chunk);
-        const outcomes = await version.query((conn) => matchPlaces(conn, source, queries, { minConfidence: upload.minConfidence, candidates: 1 }));
+      for await (const outcomes of matchedChunks(version, source, upload, chunk)) {
         if (res.destroyed) {
           outcome = 'client_closed';
           break;
@@ -135,13 +145,8 @@ const PARQUET_TABLE = 'CREATE TABLE matched (query_id VARCHAR, placekey VARCHAR,
 async function matchParquet(req: Request, res: Response, log: Logger, chunk: number, stallMs: number, settings: ParquetSettings): Promise<void> {
   const upload = matchUploadOf(res);
   const version = leaseOf(res).version;
-  let source: MatchSource;
-  try {
-    source = version.matchSource();
-  } catch (err) {
-    if (isAppError(err)) return sendError(res, 503, err.code, err.message);
-    throw err;
-  }
+  const source = matchSourceOr503(res, version);
+  if (source === null) return;
   const started = process.hrtime.bigint();
   const dir = path.resolve(settings.tempDir);
   const file = path.join(dir, `match-${randomUUID()}.parquet`);
@@ -157,14 +162,13 @@ async function matchParquet(req: Request, res: Response, log: Logger, chunk: num
       await conn.run(PARQUET_TABLE);
       const appender = await conn.createAppender('matched');
       try {
-        for (let lo = 0; lo < upload.queries.length; lo += chunk) {
-          const outcomes = await version.query((c) => matchPlaces(c, source, upload.queries.slice(lo, lo + chunk), { minConfidence: upload.minConfidence, candidates: 1 }));
+        for await (const outcomes of matchedChunks(version, source, upload, chunk)) {
           if (res.destroyed) break;
           for (const o of outcomes) {
             if (o.query_id === null) appender.appendNull(); else appender.appendVarchar(o.query_id);
             if (o.placekey === null) appender.appendNull(); else appender.appendVarchar(o.placekey);
             if (o.confidence === null) appender.appendNull(); else appender.appendDouble(o.confidence);
-            appender.appendList([...o.matched_on], LIST(VARCHAR));
+            appender.appendList(o.matched_on, LIST(VARCHAR));
             appender.endRow();
           }
           rows += outcomes.length;

@@ -12,18 +12,13 @@ import { chargeRequests } from '../http/rate-limit.ts';
 import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import { summaryRowsSql, type SummaryRequest } from '../search/patterns-summary.ts';
-import { weeksAsked } from '../search/summary-args.ts';
+import { periodsAsked } from '../search/summary-args.ts';
 import type { SummaryGate } from '../search/summary-gate.ts';
 import { filterSql } from '../search/search-filter.ts';
-import type { ExportFormat } from './export-query.ts';
+import { CONTENT_TYPES, type ExportFormat } from './export-query.ts';
 import { streamFile, type StreamResult } from './export-stream.ts';
 import { summaryExportCost, summaryExportOf } from './summary-export-request.ts';
 
-const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
-  csv: 'text/csv; charset=utf-8; header=present',
-  ndjson: 'application/x-ndjson; charset=utf-8',
-  parquet: 'application/vnd.apache.parquet',
-};
 
 /** DuckDB's writer of each format: CSV records end in CRLF (RFC 4180) as the other exports' do. */
 const COPY_OPTIONS: Readonly<Record<ExportFormat, string>> = {
@@ -64,7 +59,7 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
     try {
       request = {
         period: 'week', filter: filterSql(ask.filter, version.coreColumns), placekeys: ask.placekeys,
-        periods: weeksAsked(version.weeks, version.latestWeek, ask.weeks?.from ?? null, ask.weeks?.to ?? null),
+        periods: periodsAsked('week', version.weeks, version.latestWeek, ask.weeks?.from ?? null, ask.weeks?.to ?? null),
         groupBy: ask.groupBy, lists: ask.lists, stats: ask.stats, tops: [], order: ask.order, first: 0, after: null,
       };
     } catch (err) {

@@ -11,7 +11,7 @@ import {
   GROUP_KEYS, ORDER_VALUES, STAT_COLUMNS, SUMMARY_PERIODS, summaryPage, topKey,
   type GroupKey, type ListColumn, type MapColumn, type OrderValue, type StatColumn, type SummaryGroup, type SummaryPeriod, type SummaryRequest,
 } from '../search/patterns-summary.ts';
-import { monthsAsked, summaryPlacekeys, weeksAsked } from '../search/summary-args.ts';
+import { periodsAsked, summaryPlacekeys } from '../search/summary-args.ts';
 import { decodeSummaryCursor, encodeSummaryCursor, summaryShape } from '../search/summary-cursor.ts';
 import { SummaryGate } from '../search/summary-gate.ts';
 import { filterSql, SearchFilterInput, type SearchFilter } from '../search/search-filter.ts';
@@ -252,8 +252,8 @@ export function summaryField(style: 'v1' | 'v2', period: SummaryPeriod = 'week')
       const after = args.after === null || args.after === undefined || args.after === '' ? null : decodeSummaryCursor(args.after, shape);
       const asked = style === 'v2' ? { from: args.start_date ?? null, to: args.end_date ?? null } : { from: args[w.plural]?.from ?? null, to: args[w.plural]?.to ?? null };
       const periods = period === 'week'
-        ? weeksAsked(version.weeks, version.latestWeek, asked.from, asked.to)
-        : monthsAsked(version.months, version.latestMonth, asked.from, asked.to);
+        ? periodsAsked('week', version.weeks, version.latestWeek, asked.from, asked.to)
+        : periodsAsked('month', version.months, version.latestMonth, asked.from, asked.to);
       const selected = selectedValues(fieldsNamed(info.fieldNodes, 'groups', info), info, topField);
       const request: SummaryRequest = { period, filter, placekeys, periods, groupBy, ...selected, order, first, after };
       const gate = ctx.summaries ?? (defaultGate ??= new SummaryGate());

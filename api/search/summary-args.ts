@@ -4,30 +4,18 @@ import { isValidPlacekey } from '../../shared/placekey.ts';
 import { weekOfDateArg } from '../../shared/weeks.ts';
 
 /**
- * The version's weeks from the week of `from` to `to`, both given or both omitted (the newest week).
+ * The version's weeks (months) from the week (month) of `from` to `to`, both given or both omitted
+ * (the newest): Mondays (1sts), YYYY-MM-DD, as `held` lists them.
  * @throws AppError BAD_DATE for a bad date, one bound without the other, or `from` after `to`
  */
-export function weeksAsked(held: readonly string[], newest: string | null, from: string | null, to: string | null): string[] {
+export function periodsAsked(unit: 'week' | 'month', held: readonly string[], newest: string | null, from: string | null, to: string | null): string[] {
   if (from === null && to === null) return newest === null ? [] : [newest];
-  if (from === null || to === null) throw new AppError(ErrorCodes.BAD_DATE, 'give both ends of the range of weeks, or neither (the newest week)');
-  const start = weekOfDateArg(from);
-  weekOfDateArg(to);
+  if (from === null || to === null) throw new AppError(ErrorCodes.BAD_DATE, `give both ends of the range of ${unit}s, or neither (the newest ${unit})`);
+  const periodOf = unit === 'week' ? weekOfDateArg : monthOfDateArg;
+  const start = periodOf(from);
+  periodOf(to);
   if (from > to) throw new AppError(ErrorCodes.BAD_DATE, `the range must not start after it ends; got ${from} to ${to}`);
-  return held.filter((w) => w >= start && w <= to);
-}
-
-/**
- * The version's months from the month of `from` to `to` (any day of each), both given or both
- * omitted (the newest month): their 1sts, YYYY-MM-DD.
- * @throws AppError BAD_DATE for a bad date, one bound without the other, or `from` after `to`
- */
-export function monthsAsked(held: readonly string[], newest: string | null, from: string | null, to: string | null): string[] {
-  if (from === null && to === null) return newest === null ? [] : [newest];
-  if (from === null || to === null) throw new AppError(ErrorCodes.BAD_DATE, 'give both ends of the range of months, or neither (the newest month)');
-  const start = monthOfDateArg(from);
-  monthOfDateArg(to);
-  if (from > to) throw new AppError(ErrorCodes.BAD_DATE, `the range must not start after it ends; got ${from} to ${to}`);
-  return held.filter((m) => m >= start && m <= to);
+  return held.filter((p) => p >= start && p <= to);
 }
 
 /**
