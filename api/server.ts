@@ -54,6 +54,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     pollMs: config.pointerPollMs, pointer: site.pointer, files: new VersionFiles(site),
     // A process that downloads versions starts listening at once and answers /readyz 503 until the first is there.
     waitForFirst: site.cache.local,
+    fetchWaitMs: config.cacheFetchWaitSeconds * 1000,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
     summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads, summarySpillDir: path.join(config.duckdbTempDir, 'summaries'),
     ...(openStores ? { stores: openStores } : {}),

@@ -166,6 +166,14 @@ export interface Config {
   /** A cached version neither current nor previous is deleted once unused this long (CACHE_GRACE_SECONDS, default 600). */
   readonly cacheGraceSeconds: number;
   /**
+   * Bytes a machine's cache of stored files (DATA_DIR with VERSION_STORE) may take (CACHE_MAX_BYTES:
+   * bytes, or a size such as 20GiB; default 20GiB): past it, files no process reads are evicted,
+   * least recently used first. Ignored on one machine (DATA_DIR is then the store).
+   */
+  readonly cacheMaxBytes: number;
+  /** How long a request waits for a file of its version not yet on the machine, in seconds (CACHE_FETCH_WAIT_SECONDS, default 30). */
+  readonly cacheFetchWaitSeconds: number;
+  /**
    * Origins whose pages may call the API from a browser (CORS_ORIGINS, comma-separated, e.g.
    * `https://app.example.com`); empty (the default): no cross-origin access.
    */
@@ -193,6 +201,21 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   const value = Number(raw);
   if (value < min || value > max) throw invalid(name, raw, `an integer from ${min} to ${max}`);
   return value;
+}
+
+/** Default of CACHE_MAX_BYTES: 20 GiB. */
+export const DEFAULT_CACHE_MAX_BYTES = 20 * 1024 ** 3;
+
+const UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, tb: 1e12, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3, tib: 1024 ** 4 };
+
+/** A size in bytes: an integer, or a number with a unit (KB, MB, GB, TB, KiB, MiB, GiB, TiB). */
+function bytesVar(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw.trim());
+  const unit = m ? UNITS[m[2]!.toLowerCase()] : undefined;
+  if (!m || unit === undefined || Number(m[1]) * unit < 1) throw invalid(name, raw, 'a size in bytes, such as 21474836480 or 20GiB');
+  return Math.floor(Number(m[1]) * unit);
 }
 
 function shareVar(env: Env, name: string, fallback: number): number {
@@ -373,6 +396,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     versionStore,
     redisPrefix: nameVar(env, 'REDIS_PREFIX', 'placedata'),
     cacheGraceSeconds: intVar(env, 'CACHE_GRACE_SECONDS', 600, 0, 30 * 86_400),
+    cacheMaxBytes: bytesVar(env, 'CACHE_MAX_BYTES', DEFAULT_CACHE_MAX_BYTES),
+    cacheFetchWaitSeconds: intVar(env, 'CACHE_FETCH_WAIT_SECONDS', 30, 0, 3600),
     stageTimeoutSeconds: intVar(env, 'STAGE_TIMEOUT_SECONDS', 300, 0, 86_400),
     corsOrigins: originsVar(env, 'CORS_ORIGINS'),
     compression: boolVar(env, 'COMPRESSION', true),

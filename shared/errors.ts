@@ -83,6 +83,12 @@ export const ErrorCodes = {
    * inherited file missing or failing its checksum); the rest of the version is served.
    */
   DATA_UNAVAILABLE: 'DATA_UNAVAILABLE',
+  /**
+   * A request needs data held by a file of its version that is not on this server yet (a version
+   * store's older file, fetched when first asked): it did not arrive within CACHE_FETCH_WAIT_SECONDS,
+   * or could not be fetched now. 503 with Retry-After; the fetch goes on.
+   */
+  DATA_FETCHING: 'DATA_FETCHING',
   /** A look-up store (an immutable file's serving documents in lmdb) failed a check: that file's look-ups go to DuckDB. */
   LOOKUP_STORE_DAMAGED: 'LOOKUP_STORE_DAMAGED',
   KEY_EXISTS: 'KEY_EXISTS',

@@ -6,7 +6,7 @@ import type { Logger } from '../shared/logger.ts';
 import { openVersionFileStore } from './open-version-store.ts';
 import { RedisPublishLock } from './redis-publish-lock.ts';
 import { RedisVersionPointer } from './redis-version-pointer.ts';
-import { VersionCache } from './version-cache.ts';
+import { VersionCache } from './cache/version-cache.ts';
 import { FileVersionPointer } from './version-pointer.ts';
 import type { VersionSite } from './version-site.ts';
 import { stageOnFleet } from './web-fleet.ts';
@@ -40,7 +40,7 @@ export function openVersionSite(config: Config, log: Logger): OpenedSite {
   const store = openVersionFileStore(config.versionStore);
   const site: VersionSite = {
     store, pointer: new RedisVersionPointer(redis, config.redisPrefix), lock: new RedisPublishLock(redis, config.redisPrefix),
-    cache: new VersionCache(config.dataDir, store, log), cacheGraceMs: config.cacheGraceSeconds * 1000,
+    cache: new VersionCache(config.dataDir, store, log, config.cacheMaxBytes), cacheGraceMs: config.cacheGraceSeconds * 1000,
     stage: stageOnFleet(redis, config.redisPrefix, config.stageTimeoutSeconds * 1000, log),
   };
   return {

@@ -1,5 +1,5 @@
 import type { PublishLock } from './publish-lock.ts';
-import type { VersionCache } from './version-cache.ts';
+import type { VersionCache } from './cache/version-cache.ts';
 import type { VersionFileStore } from './version-file-store.ts';
 import type { VersionPointer } from './version-pointer.ts';
 

@@ -14,6 +14,7 @@ import { streamFile, streamLines, type StreamResult } from './export-stream.ts';
 import type { KeyRateLimiter } from '../http/key-rate-limiter.ts';
 import { chargeRequests } from '../http/rate-limit.ts';
 import type { ServedVersion } from '../lookup/served-version.ts';
+import { FETCH_RETRY_SECONDS, neededFor } from '../lookup/unavailable-data.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import { requestState } from '../http/request-state.ts';
 
@@ -84,24 +85,31 @@ function fileName(request: ExportRequest, period: string | null): string {
 export function exportRoute(log: Logger, stallMs: number, parquet: ParquetSettings) {
   return async (req: Request, res: Response): Promise<void> => {
     const request = exportRequestOf(res);
-    const version = leaseOf(res).version;
+    const leased = leaseOf(res).version;
     const kind = EXPORT_PRODUCTS[request.product].period;
     const rule = kind === null ? null : PERIODS[kind];
-    const period = rule === null ? null : request.period ?? rule.latest(version);
-    if (rule !== null && (period === null || !rule.has(version, period))) {
-      const all = rule.held(version);
+    const period = rule === null ? null : request.period ?? rule.latest(leased);
+    if (rule !== null && (period === null || !rule.has(leased, period))) {
+      const all = rule.held(leased);
       const held = all.length ? `it holds ${all.length} ${all.length === 1 ? kind : rule.plural}, from ${all[0]} to ${all.at(-1)}` : 'it holds none';
       return sendError(res, 404, rule.code,
-        `Dataset version ${version.label} has no ${rule.product} patterns for the ${kind} of ${period ?? '(newest)'}: ${held} (${rule.namedBy})`);
+        `Dataset version ${leased.label} has no ${rule.product} patterns for the ${kind} of ${period ?? '(newest)'}: ${held} (${rule.namedBy})`);
     }
-    let source: ReturnType<ServedVersion['sourceOf']>;
+    const product = EXPORT_PRODUCTS[request.product].product;
     try {
-      source = version.sourceOf(EXPORT_PRODUCTS[request.product].product, period);
+      // With a version store the file holding it may not be here yet: fetched first (waits, bounded).
+      await leased.using(neededFor(product, period), (version) => streamExport(req, res, version, version.sourceOf(product, period), period));
     } catch (err) {
-      // The file holding it is missing or damaged on this machine: the rest of the version is served.
-      if (isAppError(err)) return sendError(res, 503, err.code, err.message);
+      // The file holding it is missing or damaged on this machine (the rest of the version is
+      // served), or not here in time: answered before the first byte.
+      if (isAppError(err)) return sendError(res, 503, err.code, err.message, err.code === ErrorCodes.DATA_FETCHING ? { 'Retry-After': String(FETCH_RETRY_SECONDS) } : {});
       throw err;
     }
+  };
+
+  async function streamExport(req: Request, res: Response, version: ServedVersion, source: ReturnType<ServedVersion['sourceOf']>, period: string | null): Promise<void> {
+    const request = exportRequestOf(res);
+    const rule = EXPORT_PRODUCTS[request.product].period === null ? null : PERIODS[EXPORT_PRODUCTS[request.product].period!];
     const headers: Record<string, string> = {
       'Content-Type': CONTENT_TYPES[request.format],
       'Content-Disposition': `attachment; filename="${fileName(request, period)}"`,
@@ -164,7 +172,7 @@ export function exportRoute(log: Logger, stallMs: number, parquet: ParquetSettin
       export: request.product, format: request.format, version: version.label, outcome: result.outcome,
       rows: result.rows, bytes: result.bytes, ms: Number(process.hrtime.bigint() - started) / 1e6,
     }, 'export');
-  };
+  }
 }
 
 /** Where and with what a Parquet export is written: the server's temp folder, and its DuckDB's memory and threads. */

@@ -15,6 +15,7 @@ import { summaryRowsSql, type SummaryRequest } from '../search/patterns-summary.
 import { periodsAsked } from '../search/summary-args.ts';
 import type { SummaryGate } from '../search/summary-gate.ts';
 import { filterSql } from '../search/search-filter.ts';
+import { FETCH_RETRY_SECONDS } from '../lookup/unavailable-data.ts';
 import { CONTENT_TYPES, type ExportFormat } from './export-query.ts';
 import { streamFile, type StreamResult } from './export-stream.ts';
 import { summaryExportCost, summaryExportOf } from './summary-export-request.ts';
@@ -27,9 +28,10 @@ const COPY_OPTIONS: Readonly<Record<ExportFormat, string>> = {
   parquet: 'FORMAT parquet, COMPRESSION zstd',
 };
 
-/** HTTP statuses of the summary budget's refusals (the same codes GraphQL answers with). */
+/** HTTP statuses of the summary budget's refusals (the same codes GraphQL answers with), and of files not readable here. */
 const STATUS: Partial<Record<string, number>> = {
   [ErrorCodes.SUMMARIES_BUSY]: 503, [ErrorCodes.SUMMARY_TIMEOUT]: 422, [ErrorCodes.SUMMARY_TOO_LARGE]: 422,
+  [ErrorCodes.DATA_UNAVAILABLE]: 503, [ErrorCodes.DATA_FETCHING]: 503,
 };
 
 /** Charges a summary export what the same summary costs through GraphQL. */
@@ -75,15 +77,16 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
     version.retain();
     let result: StreamResult | { outcome: 'failed' | 'refused'; rows: number; bytes: number };
     try {
-      const rows = await gate.run(version, async (c) => {
+      // With a version store, files holding weeks not here yet are fetched first (waits, bounded).
+      const rows = await version.using({ core: true, geometry: false, weeks: request.periods, months: [] }, (served) => gate.run(served, async (c) => {
         conn = c;
         const params: Record<string, unknown> = {};
-        const rowsSql = summaryRowsSql(version, request, params);
+        const rowsSql = summaryRowsSql(served, request, params);
         const lists = [...request.lists].map(quoteIdent);
         const select = ask.format === 'csv' && lists.length ? `SELECT * REPLACE (${lists.map((l) => `to_json(${l})::VARCHAR AS ${l}`).join(', ')}) FROM (${rowsSql})` : rowsSql;
         const copied = await c.runAndReadAll(`COPY (${select}) TO ${quoteLiteral(file)} (${COPY_OPTIONS[ask.format]})`, params as never);
         return Number(copied.getRows()[0]?.[0] ?? 0);
-      });
+      }));
       conn = null;
       const name = `summary_${request.periods[0] ?? 'none'}_${request.periods.at(-1) ?? 'none'}.${ask.format}`;
       const sent = await streamFile(file, res, stallMs, (bytes) => {
@@ -99,7 +102,7 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
         result = { outcome: 'client_closed', rows: 0, bytes: 0 };
       } else if (isAppError(err) && STATUS[err.code] !== undefined) {
         result = { outcome: 'refused', rows: 0, bytes: 0 };
-        sendError(res, STATUS[err.code]!, err.code, err.message, err.code === ErrorCodes.SUMMARIES_BUSY ? { 'Retry-After': '5' } : {});
+        sendError(res, STATUS[err.code]!, err.code, err.message, err.code === ErrorCodes.SUMMARIES_BUSY || err.code === ErrorCodes.DATA_FETCHING ? { 'Retry-After': String(FETCH_RETRY_SECONDS) } : {});
       } else {
         result = { outcome: 'failed', rows: 0, bytes: 0 };
         log.error({ err: (err as Error).message, export: 'summary', version: version.label }, 'export failed');

@@ -257,7 +257,9 @@ export function summaryField(style: 'v1' | 'v2', period: SummaryPeriod = 'week')
       const selected = selectedValues(fieldsNamed(info.fieldNodes, 'groups', info), info, topField);
       const request: SummaryRequest = { period, filter, placekeys, periods, groupBy, ...selected, order, first, after };
       const gate = ctx.summaries ?? (defaultGate ??= new SummaryGate());
-      const page = await gate.run(version, (conn) => summaryPage(conn, version, request));
+      // With a version store, files holding periods not here yet are fetched first (waits, bounded).
+      const needed = { core: true, geometry: false, weeks: period === 'week' ? periods : [], months: period === 'month' ? periods : [] };
+      const page = await version.using(needed, (served) => gate.run(served, (conn) => summaryPage(conn, served, request)));
       ctx.rowsByRootKey?.set(String(info.path.key), page.groups.length);
       const last = page.groups.at(-1);
       return { groups: page.groups, periods, page: { hasNextPage: page.more, endCursor: last ? encodeSummaryCursor(last.position, shape) : null } };

@@ -75,7 +75,48 @@ export class ApiMetrics {
         this.set(store.storeThreadReads);
       },
     });
+    this.#cache(store);
     this.#versionFacts(store, catalog);
+  }
+
+  /** The machine's cache (with a version store only: on one machine nothing is fetched). */
+  #cache(store: ServedVersions): void {
+    const registers = [this.registry];
+    let state: ReturnType<ServedVersions['cacheState']> | null = null;
+    // One reading of the cache serves the gauges of one scrape.
+    const read = () => (state ??= store.cacheState().finally(() => setImmediate(() => (state = null))));
+    new Gauge({
+      name: 'placedata_cache_bytes', help: 'The machine\'s cache of stored files (VERSION_STORE): bytes held now, and the budget (CACHE_MAX_BYTES)', labelNames: ['of'], registers,
+      async collect() {
+        this.reset();
+        const c = await read();
+        if (c) {
+          this.set({ of: 'held' }, c.bytes);
+          this.set({ of: 'budget' }, c.maxBytes);
+        }
+      },
+    });
+    new Gauge({
+      name: 'placedata_version_files', help: 'Files of the version in service (VERSION_STORE): open here, or absent (fetched when a request first needs them)', labelNames: ['state'], registers,
+      async collect() {
+        this.reset();
+        const c = await read();
+        if (c) {
+          this.set({ state: 'open' }, c.filesOpen);
+          this.set({ state: 'absent' }, c.filesAbsent);
+        }
+      },
+    });
+    new Gauge({
+      name: 'placedata_cache_events', help: 'What this process did with the cache since it started (VERSION_STORE): files fetched, evicted (over the budget), fetched in the background (prefetch); requests that waited for a file, and those answered 503 DATA_FETCHING (timeout)', labelNames: ['kind'], registers,
+      async collect() {
+        this.reset();
+        const c = await read();
+        if (c) {
+          for (const [kind, n] of [['fetch', c.fetches], ['eviction', c.evictions], ['prefetch', c.prefetched], ['wait', c.waits], ['timeout', c.timeouts]] as const) this.set({ kind }, n);
+        }
+      },
+    });
   }
 
   /** Rows and weeks of the version in service, and the versions retained, from the version files (read once per version). */

@@ -18,6 +18,7 @@ import type { VersionCatalog } from '../versions/version-catalog.ts';
 import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
 import type { VersionDiffFn } from '../graphql/request-context.ts';
+import { FETCH_RETRY_SECONDS } from '../lookup/unavailable-data.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
@@ -50,8 +51,12 @@ function countRows(data: Record<string, unknown> | null | undefined, counted: Re
 function answer(headers: HttpRequest<unknown, unknown>['headers'], status: Readonly<Record<GraphqlMediaType, number>>, body: object): HttpResponse {
   const accept = typeof headers.get === 'function' ? headers.get('accept') : (headers as Record<string, string | undefined>)['accept'];
   const type: GraphqlMediaType = negotiateMediaType(accept ?? undefined) ?? 'application/json';
-  return [JSON.stringify(body), { status: status[type], statusText: status[type] === 200 ? 'OK' : 'Bad Request', headers: { 'content-type': `${type}; charset=utf-8` } }];
+  const statusText = status[type] === 200 ? 'OK' : status[type] === 503 ? 'Service Unavailable' : 'Bad Request';
+  return [JSON.stringify(body), { status: status[type], statusText, headers: { 'content-type': `${type}; charset=utf-8` } }];
 }
+
+/** A request whose data is not on this server yet (DATA_FETCHING): 503 under both types, with Retry-After. */
+const FETCHING = { 'application/json': 503, 'application/graphql-response+json': 503 } as const;
 
 /** A request that is not well-formed (no query, variables not an object): 400 under both types. */
 const NOT_WELL_FORMED = { 'application/json': 400, 'application/graphql-response+json': 400 } as const;
@@ -119,10 +124,18 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       // No `data`: the request failed before execution (its variables did not coerce). Under
       // application/graphql-response+json that is a 4xx (GraphQL over HTTP); JSON clients get 200.
       if (!('data' in body) || body.data === undefined) return answer(req.headers, NO_DATA, { ...body, errors: body.errors?.map(formatError) });
+      // A field needed a file not here yet and it did not come in time: the whole request is
+      // answered 503 with Retry-After and no data, never a partial answer that lacks a week it has.
+      const formatted = body.errors?.map(formatError);
+      const fetching = formatted?.filter((e) => e.extensions['code'] === ErrorCodes.DATA_FETCHING) ?? [];
+      if (fetching.length) {
+        const [text, init] = answer(req.headers, FETCHING, { errors: fetching, extensions: body.extensions });
+        return [text, { ...init, headers: { ...init.headers, 'retry-after': String(FETCH_RETRY_SECONDS) } }];
+      }
       // Serialised here rather than by graphql-http, whose JSON.stringify takes a replacer that
       // visits every value looking for Error instances: an executed result holds none and its
       // errors are formatted here, and without the replacer V8 serialises it twice as fast.
-      return answer(req.headers, SERVED, body.errors ? { ...body, errors: body.errors.map(formatError) } : body);
+      return answer(req.headers, SERVED, formatted ? { ...body, errors: formatted } : body);
     },
     formatError,
   });

@@ -1,5 +1,14 @@
 import type { Request, Response } from 'express';
-import type { ServedVersions } from '../versions/served-versions.ts';
+import { damagedFiles } from '../lookup/unavailable-data.ts';
+import type { CacheState, ServedVersions } from '../versions/served-versions.ts';
+
+/** The cache as /readyz and the status page show it (snake_case, as the API's other bodies). */
+export function cacheBody(c: CacheState): Record<string, number> {
+  return {
+    bytes: c.bytes, max_bytes: c.maxBytes, files_open: c.filesOpen, files_absent: c.filesAbsent,
+    fetches: c.fetches, evictions: c.evictions, waits: c.waits, timeouts: c.timeouts, prefetched: c.prefetched,
+  };
+}
 
 /**
  * GET /readyz: whether this process serves a version, and what it cannot serve of it.
@@ -16,9 +25,12 @@ import type { ServedVersions } from '../versions/served-versions.ts';
  *
  * `lookup_stores_left_out` (when any): stores whose look-ups read DuckDB instead (slower, the
  * same answers); `refused`: a version the pointer names that this process could not open.
+ * `cache` (with a version store): the machine's cache against its budget, the version's files
+ * open and absent here (absent ones are fetched when a request first needs them: not a fault),
+ * and what this process fetched, waited for and evicted.
  */
 export function readiness(store: ServedVersions) {
-  return (_req: Request, res: Response): void => {
+  return async (_req: Request, res: Response): Promise<void> => {
     const current = store.current;
     const refused = store.refused;
     const why = refused ? { refused: { version_date: refused.label, reason: refused.reason, at: refused.at } } : {};
@@ -26,12 +38,14 @@ export function readiness(store: ServedVersions) {
       res.status(503).json({ status: 'not_ready', version_date: null, ...why });
       return;
     }
-    const unavailable = current.unavailable.map((u) => ({ file: `${u.label}.duckdb`, reason: u.reason, detail: u.detail, holds: u.holds }));
+    const unavailable = damagedFiles(current.unavailable).map((u) => ({ file: `${u.label}.duckdb`, reason: u.reason, detail: u.detail, holds: u.holds }));
+    const cache = await store.cacheState();
     res.json({
       status: unavailable.length ? 'degraded' : 'ready', version_date: current.label,
       ...(unavailable.length ? { unavailable } : {}),
       ...(current.storeErrors.length ? { lookup_stores_left_out: current.storeErrors } : {}),
       ...why,
+      ...(cache ? { cache: cacheBody(cache) } : {}),
     });
   };
 }

@@ -14,7 +14,7 @@ import { fetchDocuments, SERVING_OF, type DocumentSources, type Found, type Look
 import type { LookupStore } from './lookup-store.ts';
 import type { OpenStores } from './open-stores.ts';
 import { storeDocuments, storesAnswer, type StoreReader } from './store-documents.ts';
-import { unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
+import { absentFor, neededFor, unavailableData, unavailableError, type NeededData, type UnavailableData } from './unavailable-data.ts';
 import type { VersionFileSet } from './version-file-set.ts';
 import { MATCH_TABLE } from '../../shared/matching/match-index.ts';
 import type { MatchSource } from '../../shared/matching/match-places.ts';
@@ -50,7 +50,24 @@ export interface ServeOptions {
   readonly summaryThreads?: number | null;
   /** Where summary instances spill, each version in a folder of its own (DUCKDB_TEMP_DIR/summaries). */
   readonly summarySpillDir?: string;
+  /**
+   * Fetches files of a version that are absent here (with a version store) and gives a hold on
+   * that version open with them (api/versions/served-versions.ts); absent: no file is ever absent.
+   * @throws AppError DATA_FETCHING when they do not come in time.
+   */
+  readonly fetchFiles?: FilesFetcher;
+  /** Told which file a request reads (the cache keeps the most recently used). */
+  readonly noteUse?: (label: string) => void;
 }
+
+/** A hold on an open version; release it exactly once. */
+export interface VersionHold {
+  readonly version: ServedVersion;
+  release(): void;
+}
+
+/** Gets version `label` open with files `files` among those it has open (ServeOptions.fetchFiles). */
+export type FilesFetcher = (label: string, files: readonly string[]) => Promise<VersionHold>;
 
 /** Where a version's look-ups of core and weeks are read from. */
 export type LookupPath = 'lookup_store' | 'duckdb';
@@ -113,6 +130,10 @@ export class ServedVersion {
   readonly #memoryLimit: string;
   readonly #summaryThreads: number | null;
   readonly #summarySpillDir: string | null;
+  readonly #fetchFiles: FilesFetcher | null;
+  readonly #noteUse: ((label: string) => void) | null;
+  /** Lets go of the files (the cache may evict them), at the close. */
+  readonly #releaseFiles: () => void;
   /** The summary instance, opened at the first summary (ServeOptions.summaryThreads). */
   #summaries: Promise<DuckDBInstance> | null = null;
   #refs = 0;
@@ -120,10 +141,16 @@ export class ServedVersion {
   #retired = false;
   #closed = false;
 
-  private constructor(file: string, paths: ReadonlyMap<string, string>, manifest: VersionManifest, unavailable: VersionFileSet['unavailable'], columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
+  private constructor(set: VersionFileSet, manifest: VersionManifest, columns: FileColumns, instance: DuckDBInstance, pool: ConnectionPool, options: ServeOptions,
     stores: { readonly open: ReadonlyMap<string, LookupStore>; readonly errors: string[]; readonly release: () => void }) {
+    const { own: file, unavailable } = set;
+    const paths = new Map([[set.label, set.own], ...set.files]);
     this.label = manifest.label;
     this.file = file;
+    this.#fetchFiles = options.fetchFiles ?? null;
+    this.#noteUse = options.noteUse ?? null;
+    this.#releaseFiles = set.release;
+    this.fileBytes = set.sizes;
     this.#paths = paths;
     this.#memoryLimit = options.memoryLimit;
     this.#summaryThreads = options.summaryThreads ?? null;
@@ -161,9 +188,20 @@ export class ServedVersion {
    * Opens a version from its local, verified files: its own file, with every file it inherits
    * from attached under its label (but those missing or damaged here: `set.unavailable`), then checks the file is a version of a schema this code reads
    * and that its manifest names the same files, with the same sha256, as its record.
+   * The version owns the set from here: it lets go of its files at its close, or at once if it
+   * cannot be opened.
    * @throws AppError VERSION_INVALID when it is not.
    */
   static async open(set: VersionFileSet, options: ServeOptions): Promise<ServedVersion> {
+    try {
+      return await ServedVersion.#open(set, options);
+    } catch (err) {
+      set.release();
+      throw err;
+    }
+  }
+
+  static async #open(set: VersionFileSet, options: ServeOptions): Promise<ServedVersion> {
     const attach = [...set.files].map(([label, path]) => ({ label, path }));
     const instance = await openReadOnly(set.own, { ...options, disabledOptimizers: LOOKUP_TUNING }, attach);
     try {
@@ -176,7 +214,7 @@ export class ServedVersion {
         }
         assertSameFiles(manifest, set);
         const columns = await pool.use((conn) => readFileColumns(conn, [set.label, ...set.files.keys()]));
-        return new ServedVersion(set.own, new Map([[set.label, set.own], ...set.files]), manifest, set.unavailable, columns, instance, pool, options, acquireStores(set, options.stores));
+        return new ServedVersion(set, manifest, columns, instance, pool, options, acquireStores(set, options.stores));
       } catch (err) {
         pool.close();
         throw err;
@@ -184,6 +222,33 @@ export class ServedVersion {
     } catch (err) {
       instance.closeSync();
       throw err;
+    }
+  }
+
+  /** The bytes (file and store) of each of the version's files, as published. */
+  readonly fileBytes: ReadonlyMap<string, number>;
+
+  /** The labels of the version's files open here (its own and the inherited ones present). */
+  get openFiles(): string[] {
+    return [...this.#paths.keys()];
+  }
+
+  /**
+   * Runs `work` on this version open with every file holding what `needed` names: this one when
+   * it has them; else, with a version store, the same version opened again once the absent files
+   * are fetched (the same manifest and files, so the same answers), held for the work's length.
+   * @throws AppError DATA_UNAVAILABLE (a file missing or damaged), DATA_FETCHING (not fetched in time).
+   */
+  async using<T>(needed: NeededData, work: (version: ServedVersion) => Promise<T>): Promise<T> {
+    const refused = unavailableError(this.label, needed, this.unavailable);
+    if (refused) throw refused;
+    const absent = absentFor(needed, this.unavailable);
+    if (absent.length === 0 || this.#fetchFiles === null) return work(this);
+    const hold = await this.#fetchFiles(this.label, absent);
+    try {
+      return await hold.version.using(needed, work);
+    } finally {
+      hold.release();
     }
   }
 
@@ -227,11 +292,12 @@ export class ServedVersion {
     const routes = this.#routes;
     const file = product === 'core' ? routes.core : product === 'geometry' ? routes.geometry
       : (product === 'weekly' ? routes.weeks : routes.months).get(period ?? '') ?? null;
-    const refused = file === null ? null : unavailableError(this.label, {
-      core: product === 'core', geometry: product === 'geometry',
-      weeks: product === 'weekly' ? [period ?? ''] : [], months: product === 'monthly' ? [period ?? ''] : [],
-    }, this.unavailable);
+    const refused = file === null ? null : unavailableError(this.label, neededFor(product, period), this.unavailable);
     if (refused) throw refused;
+    if (file !== null && !this.#paths.has(file)) {
+      throw new AppError(ErrorCodes.DATA_FETCHING, `Dataset version ${this.label}: the data this request needs is not on this server yet; try again shortly`);
+    }
+    if (file !== null) this.#noteUse?.(file);
     const table = { core: TABLES.core, weekly: TABLES.weekly, monthly: TABLES.monthly, geometry: TABLES.geometry }[product];
     return { database: file ?? this.label, table };
   }
@@ -270,6 +336,11 @@ export class ServedVersion {
     const needed: NeededData = { core: request.core, geometry: request.geometry ?? false, weeks: request.weeks, months: request.months ?? [] };
     const refused = unavailableError(this.label, needed, this.unavailable);
     if (refused) return Promise.reject(refused);
+    if (this.#fetchFiles !== null && absentFor(needed, this.unavailable).length > 0) return this.using(needed, (v) => v.lookup(request));
+    if (this.#noteUse !== null) {
+      for (const w of request.weeks) this.#noteUse(this.#routes.weeks.get(w) ?? this.label);
+      for (const m of request.months ?? []) this.#noteUse(this.#routes.months.get(m) ?? this.label);
+    }
     this.#queries++;
     if (this.#stores.size > 0 && storesAnswer(request, this.#sources, this.#stores)) return this.#fromStores(request);
     this.lookupCounts.duckdb++;
@@ -373,6 +444,7 @@ export class ServedVersion {
     if (!this.#retired || this.#refs > 0 || this.#closed) return;
     this.#closed = true;
     this.#release();
+    this.#releaseFiles();
     this.#pool.close();
     this.#instance.closeSync();
     void this.#summaries?.then((db) => db.closeSync(), () => undefined);

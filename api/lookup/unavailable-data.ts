@@ -12,9 +12,31 @@ export interface NeededData {
   readonly months: readonly string[];
 }
 
+/** What reading one product's rows needs: core or geometry, or one week or month (`period`, required for those). */
+export function neededFor(product: 'core' | 'weekly' | 'monthly' | 'geometry', period: string | null): NeededData {
+  return {
+    core: product === 'core', geometry: product === 'geometry',
+    weeks: product === 'weekly' ? [period ?? ''] : [], months: product === 'monthly' ? [period ?? ''] : [],
+  };
+}
+
+/** Retry-After (seconds) of a DATA_FETCHING answer: a file is usually here within a few seconds of being asked for. */
+export const FETCH_RETRY_SECONDS = 5;
+
 /** An unavailable file of a served version and what it holds for that version (what requests cannot have). */
 export interface UnavailableData extends UnavailableFile {
   readonly holds: NeededData;
+}
+
+/** The absent files (not fetched to this machine yet) holding partitions a request needs: fetched before it is answered. */
+export function absentFor(needed: NeededData, unavailable: readonly UnavailableData[]): string[] {
+  return unavailable.filter((u) => u.reason === 'absent' && ((needed.core && u.holds.core) || (needed.geometry && u.holds.geometry)
+    || u.holds.weeks.some((w) => needed.weeks.includes(w)) || u.holds.months.some((m) => needed.months.includes(m)))).map((u) => u.label);
+}
+
+/** Files missing or damaged here (not those merely absent: a request fetches those). */
+export function damagedFiles<T extends UnavailableFile>(unavailable: readonly T[]): T[] {
+  return unavailable.filter((u) => u.reason !== 'absent');
 }
 
 /** What each unavailable file holds for the version whose partitions are routed so. */
@@ -36,7 +58,8 @@ function listed(items: readonly string[]): string {
  * geometry, the weeks, the months) and why, never a file name or path (those are for the operator:
  * /readyz and the log).
  */
-export function unavailableError(label: string, needed: NeededData, unavailable: readonly UnavailableData[]): AppError | null {
+export function unavailableError(label: string, needed: NeededData, all: readonly UnavailableData[]): AppError | null {
+  const unavailable = all.filter((u) => u.reason !== 'absent');
   if (unavailable.length === 0) return null;
   const parts: string[] = [];
   const files = new Set<UnavailableData>();

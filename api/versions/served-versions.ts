@@ -3,6 +3,7 @@ import type { Logger } from '../../shared/logger.ts';
 import type { VersionPointer } from '../../versions/version-pointer.ts';
 import { parseLabel } from '../../versions/version-label.ts';
 import { ServedVersion, type ServeOptions } from '../lookup/served-version.ts';
+import { damagedFiles } from '../lookup/unavailable-data.ts';
 import type { VersionFileSet, VersionFiles } from '../lookup/version-file-set.ts';
 
 /** A request's hold on one version: every query of the request uses it. Release exactly once. */
@@ -22,7 +23,42 @@ export interface VersionStoreOptions extends ServeOptions {
    * versions starts listening at once and answers /readyz 503 until the download is done.
    */
   readonly waitForFirst?: boolean;
+  /**
+   * How long a request waits for a file of its version that is not here yet (CACHE_FETCH_WAIT_SECONDS,
+   * in ms) before it is answered 503 DATA_FETCHING; the fetch goes on.
+   */
+  readonly fetchWaitMs?: number;
 }
+
+/** What requests did with files not yet here, since the process started (metrics, the status page). */
+export interface FetchCounts {
+  /** Requests that needed a file not here yet and waited for it. */
+  waits: number;
+  /** Of those, the ones answered DATA_FETCHING (not in time, or not fetched). */
+  timeouts: number;
+  /** Files fetched in the background (newest first, while the budget allowed). */
+  prefetched: number;
+}
+
+/** The machine's cache as this process sees it (with a version store): for /readyz, the status page and metrics. */
+export interface CacheState {
+  /** Bytes the cached files take now, and the budget (CACHE_MAX_BYTES). */
+  readonly bytes: number;
+  readonly maxBytes: number;
+  /** Of the version in service's files: open here, and absent (fetched when first asked). */
+  readonly filesOpen: number;
+  readonly filesAbsent: number;
+  /** Files downloaded and proved, and files evicted for the budget, by this process since it started. */
+  readonly fetches: number;
+  readonly evictions: number;
+  /** Requests that waited for a file, those answered DATA_FETCHING, and files fetched in the background. */
+  readonly waits: number;
+  readonly timeouts: number;
+  readonly prefetched: number;
+}
+
+/** Default of CACHE_FETCH_WAIT_SECONDS, in ms. */
+export const DEFAULT_FETCH_WAIT_MS = 30_000;
 
 /** A version the pointer named that this process refused to serve, and why (for /readyz, the log and the status page). */
 export interface RefusedVersion {
@@ -89,6 +125,8 @@ export class ServedVersions {
   /** The last version the pointer named that could not be served, while the pointer still names it. */
   #refused: RefusedVersion | null = null;
 
+  readonly fetchCounts: FetchCounts = { waits: 0, timeouts: 0, prefetched: 0 };
+
   constructor(options: VersionStoreOptions, log: Logger) {
     this.#options = {
       ...options,
@@ -96,10 +134,23 @@ export class ServedVersions {
         this.storeFailures++;
         log.error({ label, err: message }, 'look-up store failed: look-ups of this version read its DuckDB files from now on (slower)');
       },
+      ...(options.files.remote ? { fetchFiles: (label: string, files: readonly string[]) => this.#fetchFiles(label, files), noteUse: (label: string) => options.files.used(label) } : {}),
     };
     this.#log = log;
     this.#pointer = options.pointer;
     this.#files = options.files;
+  }
+
+  /** The machine's cache, as this process sees it; null on one machine (DATA_DIR is the store: nothing is fetched). */
+  async cacheState(): Promise<CacheState | null> {
+    if (!this.#files.remote) return null;
+    const cache = this.#files.cache;
+    const current = this.#current;
+    const absent = current ? current.unavailable.filter((u) => u.reason === 'absent').length : 0;
+    return {
+      bytes: await cache.bytes(), maxBytes: cache.maxBytes, filesOpen: current?.openFiles.length ?? 0, filesAbsent: absent,
+      fetches: cache.counts.fetches, evictions: cache.counts.evictions, ...this.fetchCounts,
+    };
   }
 
   /** The version the pointer names that this process refused (damaged, or unreadable), or null. */
@@ -159,7 +210,9 @@ export class ServedVersions {
     for (;;) {
       let opening = this.#pinned.get(label);
       if (opening) this.#pinned.delete(label); // re-inserted below: most recently used last
-      if (!opening) opening = ServedVersion.open(set, this.#options);
+      if (opening) set?.release();
+      else opening = ServedVersion.open(set!, this.#options);
+      set = null;
       this.#pinned.set(label, opening);
       this.#evictPinned();
       let version: ServedVersion;
@@ -171,7 +224,12 @@ export class ServedVersions {
         throw notFound('cannot be served by this API (see dataset_versions: servable)');
       }
       // Evicted (and closed) between opening and now: open it again.
-      if (!version.closed) return lease(version);
+      if (!version.closed) {
+        if (this.#pinned.get(label) === opening) this.#pinnedOpen.set(label, version);
+        return lease(version);
+      }
+      set = await this.#files.get(label);
+      if (set === null) throw notFound('is not retained (see dataset_versions)');
     }
   }
 
@@ -179,6 +237,7 @@ export class ServedVersions {
     const opening = this.#pinned.get(label);
     if (!opening) return;
     this.#pinned.delete(label);
+    this.#pinnedOpen.delete(label);
     void opening.then((v) => v.retire(), () => undefined);
   }
 
@@ -208,7 +267,10 @@ export class ServedVersions {
   async stage(label: string): Promise<void> {
     const set = await this.#files.get(label);
     if (set === null) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `no version ${label} to stage`);
-    if (set.unavailable.length) throw new AppError(ErrorCodes.VERSION_INVALID, set.unavailable.map((u) => u.detail).join('; '));
+    // Its files stay cached (the switch opens them), but this process does not hold them open.
+    set.release();
+    const damaged = damagedFiles(set.unavailable);
+    if (damaged.length) throw new AppError(ErrorCodes.VERSION_INVALID, damaged.map((u) => u.detail).join('; '));
   }
 
   /** Labels this process has open: the current version and the pinned ones. */
@@ -256,7 +318,7 @@ export class ServedVersions {
 
   /** Whether the version in service lacks files and it is time to look for them again. */
   #recheckDue(): boolean {
-    if (!this.#current?.unavailable.length) return false;
+    if (!this.#current || damagedFiles(this.#current.unavailable).length === 0) return false;
     if (!this.#files.remote) return true;
     if (Date.now() - this.#lastRecheck < REMOTE_RECHECK_MS) return false;
     this.#lastRecheck = Date.now();
@@ -289,7 +351,7 @@ export class ServedVersions {
       if (!again) this.#refuse(label, new Error(`the pointer names version ${label}, which is not stored`), true);
       return;
     }
-    if (again && set.unavailable.length >= this.#current!.unavailable.length) return;
+    if (again && damagedFiles(set.unavailable).length >= damagedFiles(this.#current!.unavailable).length) return set.release();
     const got = Date.now();
     let next: ServedVersion;
     try {
@@ -312,8 +374,10 @@ export class ServedVersions {
     // Where the switch's time went: the files got (downloaded or proved), opened, warmed.
     const ms = { files: got - started, open: opened - got, warm: Date.now() - opened };
     this.#log.info({ label, previous: previous?.label ?? null, files: set.files.size + 1, stores: set.stores.size, lookups: next.lookupPath, ms }, 'serving version');
-    if (next.unavailable.length) {
-      this.#log.error({ label, unavailable: next.unavailable }, 'serving the version without files it inherits: requests needing what they hold are refused (DATA_UNAVAILABLE), the rest is served');
+    const absent = next.unavailable.length - damagedFiles(next.unavailable).length;
+    if (absent) this.#log.info({ label, absent, open: next.openFiles.length }, 'serving the version before its older files are here: fetched when first asked, and in the background while the cache budget allows');
+    if (damagedFiles(next.unavailable).length) {
+      this.#log.error({ label, unavailable: damagedFiles(next.unavailable) }, 'serving the version without files it inherits: requests needing what they hold are refused (DATA_UNAVAILABLE), the rest is served');
     } else if (previous?.label === label) {
       this.#log.info({ label }, 'the files the version lacked are back: serving it whole');
     }
@@ -324,6 +388,119 @@ export class ServedVersions {
     await this.#files.switched(label, previous?.label ?? null, [...this.#pinned.keys()]).catch((err: unknown) => {
       this.#log.warn({ err: (err as Error).message }, 'cache clean-up failed');
     });
+    void this.#prefetch(label);
+  }
+
+  /** Reopenings of versions with more files, by label and files asked for (requests asking for the same share one). */
+  readonly #widening = new Map<string, Promise<void>>();
+
+  /**
+   * A hold on version `label` open with `files` (ServeOptions.fetchFiles): the absent files are
+   * downloaded into the cache (one download per file on the machine: VersionCache.ensure), then
+   * the version is opened again with them (and with the other files it has open that still fit
+   * the budget), serialised with the pointer's switches; the reopened version serves from then on
+   * and the one before closes when its requests finish. Waits at most fetchWaitMs.
+   * @throws AppError DATA_FETCHING when they do not come in time or cannot be fetched now (the fetch goes on).
+   */
+  async #fetchFiles(label: string, files: readonly string[]): Promise<Lease> {
+    this.fetchCounts.waits++;
+    const deadline = Date.now() + (this.#options.fetchWaitMs ?? DEFAULT_FETCH_WAIT_MS);
+    const late = () => {
+      this.fetchCounts.timeouts++;
+      return new AppError(ErrorCodes.DATA_FETCHING, `Dataset version ${label}: the data this request needs is being fetched to this server; try again shortly`);
+    };
+    for (;;) {
+      const open = this.#openVersion(label);
+      const version = open && !open.closed ? open : null;
+      if (version && files.every((f) => version.openFiles.includes(f) || !version.unavailable.some((u) => u.label === f && u.reason === 'absent'))) return lease(version);
+      if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
+      const key = `${label}:${[...files].sort().join(',')}`;
+      let widening = this.#widening.get(key);
+      if (!widening) {
+        widening = this.#widen(label, files).finally(() => this.#widening.delete(key));
+        this.#widening.set(key, widening);
+      }
+      const left = deadline - Date.now();
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const outcome = await Promise.race([widening.then(() => 'done' as const), new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, left))))]);
+        if (outcome === 'late') throw late();
+      } catch (err) {
+        if (isAppError(err) && err.code === ErrorCodes.DATA_FETCHING) throw err;
+        this.#log.warn({ label, files, err: (err as Error).message }, 'fetching files of a version failed');
+        throw late();
+      } finally {
+        clearTimeout(timer);
+      }
+      if (!this.#openVersion(label)) throw late(); // the version left service meanwhile
+    }
+  }
+
+  /** The open version with this label: the current one or a pinned one that has opened. */
+  #openVersion(label: string): ServedVersion | null {
+    if (this.#current?.label === label) return this.#current;
+    return this.#pinnedOpen.get(label) ?? null;
+  }
+
+  /** Pinned versions that have opened, by label (the promises in #pinned, settled). */
+  readonly #pinnedOpen = new Map<string, ServedVersion>();
+
+  /** Downloads `files` of version `label` (outside the switch queue), then reopens it with them in the queue. */
+  async #widen(label: string, files: readonly string[]): Promise<void> {
+    await this.#files.fetch(label, files);
+    const run = this.#refreshing.then(() => this.#reopen(label, files));
+    this.#refreshing = run.catch(() => undefined);
+    await run;
+  }
+
+  /** Opens version `label` again with `files` and puts it where the open one was (current or pinned). */
+  async #reopen(label: string, files: readonly string[]): Promise<void> {
+    const before = this.#openVersion(label);
+    if (!before || this.#closed) return;
+    if (files.every((f) => before.openFiles.includes(f))) return;
+    const started = Date.now();
+    const set = await this.#files.get(label, files);
+    if (set === null) return;
+    const next = await ServedVersion.open(set, this.#options);
+    if (this.#closed || this.#openVersion(label) !== before) return next.retire();
+    if (this.#current === before) this.#current = next;
+    else {
+      this.#pinned.set(label, Promise.resolve(next));
+      this.#pinnedOpen.set(label, next);
+    }
+    before.retire();
+    this.#log.info({ label, fetched: files, open: next.openFiles.length, absent: next.unavailable.filter((u) => u.reason === 'absent').length, ms: Date.now() - started }, 'version opened again with files fetched for requests');
+  }
+
+  #prefetching: string | null = null;
+
+  /**
+   * Fetches the absent files of the version in service in the background, newest first (what a
+   * request most likely asks for next), while each fits the cache's budget; each is opened as
+   * it arrives. Stops when the budget is full, the version leaves service, or a fetch fails (the
+   * next switch starts it again).
+   */
+  async #prefetch(label: string): Promise<void> {
+    if (this.#prefetching === label) return;
+    this.#prefetching = label;
+    try {
+      const cache = this.#files.cache;
+      for (;;) {
+        const version = this.#current;
+        if (this.#closed || !version || version.label !== label) return;
+        const next = version.unavailable.filter((u) => u.reason === 'absent')
+          .map((u) => ({ label: u.label, newest: [...u.holds.weeks, ...u.holds.months].sort().at(-1) ?? '' }))
+          .sort((a, b) => b.newest.localeCompare(a.newest) || b.label.localeCompare(a.label))[0];
+        if (!next) return;
+        if (await cache.bytes() + (version.fileBytes.get(next.label) ?? 0) > cache.maxBytes) return;
+        await this.#widen(label, [next.label]);
+        this.fetchCounts.prefetched++;
+      }
+    } catch (err) {
+      this.#log.warn({ label, err: (err as Error).message }, 'background fetch of older files stopped');
+    } finally {
+      if (this.#prefetching === label) this.#prefetching = null;
+    }
   }
 
   /** Stops following the pointer and retires the version in service. Idempotent. */

@@ -3,7 +3,7 @@ import { readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../shared/atomic-write.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { VERIFIED_DIR } from '../../versions/version-cache.ts';
+import { VERIFIED_DIR } from '../../versions/cache/version-cache.ts';
 import { versionFilePath } from '../../versions/version-files.ts';
 import { RECORD_SUFFIX } from '../../versions/version-record.ts';
 

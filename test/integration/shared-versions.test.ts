@@ -17,7 +17,7 @@ import { createLogger } from '../../shared/logger.ts';
 import { RedisPublishLock } from '../../versions/redis-publish-lock.ts';
 import { RedisVersionPointer } from '../../versions/redis-version-pointer.ts';
 import { S3VersionStore } from '../../versions/s3-version-store.ts';
-import { VersionCache } from '../../versions/version-cache.ts';
+import { VersionCache } from '../../versions/cache/version-cache.ts';
 import { readVersionInfo } from '../../versions/version-info.ts';
 import type { FilePart, VersionFileStore } from '../../versions/version-file-store.ts';
 import type { VersionRecord } from '../../versions/version-record.ts';

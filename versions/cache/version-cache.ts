@@ -1,16 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fsyncDir } from '../shared/atomic-write.ts';
-import { DirectoryVersionStore } from './directory-version-store.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { fileSha256 } from '../shared/file-sha256.ts';
-import { FileVerifier } from '../shared/file-verifier.ts';
-import type { Logger } from '../shared/logger.ts';
-import { processAlive } from '../shared/process-alive.ts';
-import { lookupStorePath, versionFilePath } from './version-files.ts';
-import { PART_SUFFIX, type FilePart, type VersionFileStore } from './version-file-store.ts';
-import { labelFromFileName } from './version-label.ts';
+import { fsyncDir } from '../../shared/atomic-write.ts';
+import { DirectoryVersionStore } from '../directory-version-store.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { fileSha256 } from '../../shared/file-sha256.ts';
+import { FileVerifier } from '../../shared/file-verifier.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { processAlive } from '../../shared/process-alive.ts';
+import { LOOKUP_SUFFIX, lookupStorePath, versionFilePath } from '../version-files.ts';
+import { PART_SUFFIX, type FilePart, type VersionFileStore } from '../version-file-store.ts';
+import { labelFromFileName } from '../version-label.ts';
+import { CacheReaders } from './cache-readers.ts';
 
 /** A download lock older than this is taken over even if its pid is alive (a reused pid). */
 const LOCK_STALE_MS = 60 * 60_000;
@@ -20,6 +21,16 @@ const DOWNLOAD_RE = /^\.dl-(\d+)-[0-9a-f]+\.(duckdb|lookup)$/;
 const USED_DIR = '.used';
 /** Proofs of verified files (FileVerifier). */
 export const VERIFIED_DIR = '.verified';
+/** A file this process downloaded is not evicted for this long before a version holds it (it was fetched to be opened). */
+const FRESH_MS = 60_000;
+
+/** What the cache did since the process started (metrics). */
+export interface CacheCounts {
+  /** Files (a DuckDB file or a look-up store) downloaded and proved. */
+  fetches: number;
+  /** Files (a label's DuckDB file with its look-up store) deleted to keep within the budget. */
+  evictions: number;
+}
 
 /**
  * This machine's verified copies of stored files (DATA_DIR), shared by every process on it. On
@@ -38,13 +49,31 @@ export class VersionCache {
   readonly #store: VersionFileStore;
   readonly #log: Logger;
   readonly #fetching = new Map<string, Promise<string>>();
+  /**
+   * Bytes the cached files may take (CACHE_MAX_BYTES): past it, files no process on the machine
+   * reads are deleted, least recently used first. Infinity on one machine (this folder is the store).
+   */
+  readonly maxBytes: number;
+  /** Which files processes on the machine have open (never evicted). */
+  readonly readers: CacheReaders;
+  readonly counts: CacheCounts = { fetches: 0, evictions: 0 };
+  /** Labels this process downloaded, by when: not evicted before a version holds them (FRESH_MS). */
+  readonly #fresh = new Map<string, number>();
+  #trimming: Promise<void> = Promise.resolve();
 
-  constructor(dir: string, store: VersionFileStore, log: Logger) {
+  constructor(dir: string, store: VersionFileStore, log: Logger, maxBytes = Infinity) {
     this.dir = dir;
     this.#store = store;
     this.#log = log;
     this.verifier = new FileVerifier(path.join(dir, VERIFIED_DIR));
     this.local = store instanceof DirectoryVersionStore && path.resolve(store.dir) === path.resolve(dir);
+    this.maxBytes = this.local ? Infinity : maxBytes;
+    this.readers = new CacheReaders(dir);
+  }
+
+  /** Whether a copy of this part of file `label` is here (not yet proved: ensure proves it). */
+  async present(label: string, part: FilePart = 'data'): Promise<boolean> {
+    return exists(this.#where(label, part).final);
   }
 
   /**
@@ -95,7 +124,11 @@ export class VersionCache {
         if (await this.#usable(final, proof, label, sha256)) return final;
         // Marked before it appears, so a prune on the machine never takes it for an unused file.
         await this.#markUsed(label);
+        this.#fresh.set(label, Date.now());
+        // Room first: within the budget before the download, so the cache holds at most one file more.
+        await this.trim();
         await this.#download(label, sha256, part, final, proof);
+        this.#fresh.set(label, Date.now());
         return final;
       } finally {
         await unlink(lockFile).catch(() => undefined);
@@ -127,10 +160,84 @@ export class VersionCache {
       await rename(temp, final);
       await fsyncDir(this.dir);
       await this.verifier.remember(final, proof, sha256);
+      this.counts.fetches++;
       this.#log.info({ label, part, ms: Date.now() - started, bytes: (await stat(final)).size }, 'version file downloaded and verified');
     } finally {
       await unlink(temp).catch(() => undefined);
     }
+  }
+
+  /** Marks a label used now (the order in which the budget evicts: least recently used first). */
+  async touch(label: string): Promise<void> {
+    if (!this.local) await this.#markUsed(label);
+  }
+
+  /** When each label was last used on this machine (ms; 0 for never), from the marks of use. */
+  async lastUsed(labels: Iterable<string>): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const label of labels) out.set(label, await stat(path.join(this.dir, USED_DIR, label)).then((s) => s.mtimeMs, () => 0));
+    return out;
+  }
+
+  /** The bytes the cached files take now: every `<label>.duckdb` and `<label>.lookup`, and downloads under way. */
+  async bytes(): Promise<number> {
+    let total = 0;
+    for (const [, bytes] of await this.#cached()) total += bytes;
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      if (DOWNLOAD_RE.test(name)) total += await stat(path.join(this.dir, name)).then((s) => s.size, () => 0);
+    }
+    return total;
+  }
+
+  /** Cached labels with the bytes of their file and store. */
+  async #cached(): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+      const label = labelFromFileName(name)?.label ?? (name.endsWith(LOOKUP_SUFFIX) ? labelFromFileName(name.slice(0, -LOOKUP_SUFFIX.length) + PART_SUFFIX.data)?.label : undefined);
+      if (!label) continue;
+      const bytes = await stat(path.join(this.dir, name)).then((s) => s.size, () => 0);
+      out.set(label, (out.get(label) ?? 0) + bytes);
+    }
+    return out;
+  }
+
+  /**
+   * Keeps the cache within its budget: while the cached files take more than maxBytes, deletes
+   * the least recently used label's file and store that no process on the machine reads and
+   * this process did not just fetch. Files with readers stay even past the budget (a version
+   * needing more than the budget holds it all while open). Runs one at a time.
+   */
+  trim(): Promise<void> {
+    if (!Number.isFinite(this.maxBytes)) return Promise.resolve();
+    const run = this.#trimming.then(() => this.#trimOnce());
+    this.#trimming = run.catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'cache trim failed'));
+    return this.#trimming;
+  }
+
+  async #trimOnce(): Promise<void> {
+    let total = await this.bytes();
+    if (total <= this.maxBytes) return;
+    const cached = await this.#cached();
+    const read = await this.readers.all();
+    const now = Date.now();
+    const candidates = [...cached.keys()].filter((l) => !read.has(l) && now - (this.#fresh.get(l) ?? 0) > FRESH_MS);
+    const used = await this.lastUsed(candidates);
+    candidates.sort((a, b) => used.get(a)! - used.get(b)! || a.localeCompare(b));
+    for (const label of candidates) {
+      if (total <= this.maxBytes) break;
+      await this.#remove(label);
+      total -= cached.get(label)!;
+      this.counts.evictions++;
+      this.#log.info({ label, bytes: cached.get(label), cacheBytes: total, maxBytes: this.maxBytes }, 'cached file evicted (least recently used, over CACHE_MAX_BYTES)');
+    }
+  }
+
+  /** Deletes a label's cached file, store, store lock and mark of use (what prune and trim delete). */
+  async #remove(label: string): Promise<void> {
+    const file = versionFilePath(this.dir, label);
+    const store = lookupStorePath(file);
+    for (const f of [file, store, store + '-lock', path.join(this.dir, USED_DIR, label)]) await unlink(f).catch(() => undefined);
+    this.#fresh.delete(label);
   }
 
   async #markUsed(label: string): Promise<void> {
@@ -159,7 +266,10 @@ export class VersionCache {
   async adopt(label: string, file: string, sha256: string, part: FilePart = 'data'): Promise<string> {
     const { final, proof } = this.#where(label, part);
     if (this.local) await unlink(file);
-    else await rename(file, final);
+    else {
+      this.#fresh.set(label, Date.now());
+      await rename(file, final);
+    }
     await fsyncDir(this.dir);
     await this.verifier.remember(final, proof, sha256);
     if (!this.local) await this.#markUsed(label);
@@ -167,22 +277,22 @@ export class VersionCache {
   }
 
   /**
-   * Deletes cached files except `keep` and those used (downloaded, built or opened by any process
-   * on the machine) within `graceMs`, and downloads left by dead processes. Nothing on one
+   * Deletes cached files except `keep`, those a process on the machine has open, and those used
+   * (downloaded, built or opened by any process on the machine) within `graceMs`, and downloads left by dead processes. Nothing on one
    * machine, where this folder is the store. A process still reading a deleted file is unharmed:
    * POSIX keeps its data until the last handle closes.
    */
   async prune(keep: Iterable<string | null | undefined>, graceMs: number): Promise<string[]> {
     if (this.local) return [];
     const kept = new Set(keep);
+    const read = await this.readers.all();
     const removed: string[] = [];
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
       const parsed = labelFromFileName(name);
       if (!parsed || kept.has(parsed.label)) continue;
       const used = await stat(path.join(this.dir, USED_DIR, parsed.label)).then((s) => s.mtimeMs, () => 0);
-      if (Date.now() - used < graceMs) continue;
-      const store = lookupStorePath(path.join(this.dir, name));
-      for (const f of [path.join(this.dir, name), store, store + '-lock', path.join(this.dir, USED_DIR, parsed.label)]) await unlink(f).catch(() => undefined);
+      if (Date.now() - used < graceMs || read.has(parsed.label)) continue;
+      await this.#remove(parsed.label);
       removed.push(parsed.label);
     }
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
