@@ -243,7 +243,8 @@ export class ServedVersion {
     const refused = unavailableError(this.label, needed, this.unavailable);
     if (refused) throw refused;
     const absent = absentFor(needed, this.unavailable);
-    if (absent.length === 0 || this.#fetchFiles === null) return work(this);
+    // A retired version's files may be evicted: work that opens files runs on its successor.
+    if ((absent.length === 0 && !this.#retired) || this.#fetchFiles === null) return work(this);
     const hold = await this.#fetchFiles(this.label, absent);
     try {
       return await hold.version.using(needed, work);
@@ -430,9 +431,15 @@ export class ServedVersion {
     this.#closeIfDone();
   }
 
-  /** No new request will retain it; it closes once the requests holding it finish. */
+  /**
+   * No new request will retain it; it closes once the requests holding it finish. Its files are
+   * let go of at once: the cache may evict them while those requests finish (POSIX keeps an open
+   * file's data until its last handle closes, so what this version has open it reads whole), and
+   * whatever they do next that opens a file goes to the version that replaced it (using()).
+   */
   retire(): void {
     this.#retired = true;
+    this.#releaseFiles();
     this.#closeIfDone();
   }
 

@@ -122,7 +122,12 @@ export class VersionFiles {
           storeErrors.push(message.startsWith(name) ? message : `${name}: ${message}`);
         }
       }
-      const release = this.remote ? cache.readers.hold([label, ...files.keys()]) : () => undefined;
+      const held = this.remote ? cache.hold([label, ...files.keys()]) : null;
+      // Files let go of may now be evicted, if the cache is over its budget.
+      const release = held ? () => {
+        held();
+        void cache.trim();
+      } : () => undefined;
       return { label, record, own, files, unavailable, stores, storeErrors, sizes, release };
     } finally {
       getting();
@@ -163,15 +168,23 @@ export class VersionFiles {
     const record = await this.#site.store.record(label);
     if (!record) return;
     const cache = this.#site.cache;
-    await Promise.all(record.files.filter((f) => files.includes(f.label)).map(async (f) => {
-      try {
+    for (const f of record.files.filter((r) => files.includes(r.label))) {
+      // A file and its store one after the other, files one at a time: each comes whole as soon as it can.
+      const run = this.#fetching.then(async () => {
         await cache.ensure(f.label, f.sha256);
         if (f.lookup) await cache.ensure(f.label, f.lookup.sha256, 'lookup');
+      });
+      this.#fetching = run.catch(() => undefined);
+      try {
+        await run;
       } catch (err) {
         if (!isAppError(err) || (err.code !== ErrorCodes.VERSION_NOT_FOUND && err.code !== ErrorCodes.VERSION_INVALID && err.code !== ErrorCodes.LOOKUP_STORE_DAMAGED)) throw err;
       }
-    }));
+    }
   }
+
+  /** This process's fetches of files for requests and the background, one file (and its store) at a time. */
+  #fetching: Promise<void> = Promise.resolve();
 
   /** Versions' ready files, by label (a version never changes). */
   readonly #ready = new Map<string, readonly string[]>();

@@ -392,7 +392,7 @@ export class ServedVersions {
   }
 
   /** Reopenings of versions with more files, by label and files asked for (requests asking for the same share one). */
-  readonly #widening = new Map<string, Promise<void>>();
+  readonly #widening = new Map<string, Promise<ServedVersion | null>>();
 
   /**
    * A hold on version `label` open with `files` (ServeOptions.fetchFiles): the absent files are
@@ -403,16 +403,16 @@ export class ServedVersions {
    * @throws AppError DATA_FETCHING when they do not come in time or cannot be fetched now (the fetch goes on).
    */
   async #fetchFiles(label: string, files: readonly string[]): Promise<Lease> {
-    this.fetchCounts.waits++;
+    if (files.length) this.fetchCounts.waits++;
     const deadline = Date.now() + (this.#options.fetchWaitMs ?? DEFAULT_FETCH_WAIT_MS);
     const late = () => {
-      this.fetchCounts.timeouts++;
+      if (files.length) this.fetchCounts.timeouts++;
       return new AppError(ErrorCodes.DATA_FETCHING, `Dataset version ${label}: the data this request needs is being fetched to this server; try again shortly`);
     };
+    const has = (v: ServedVersion | null): v is ServedVersion => v !== null && !v.closed && files.every((f) => v.openFiles.includes(f) || !v.unavailable.some((u) => u.label === f && u.reason === 'absent'));
     for (;;) {
       const open = this.#openVersion(label);
-      const version = open && !open.closed ? open : null;
-      if (version && files.every((f) => version.openFiles.includes(f) || !version.unavailable.some((u) => u.label === f && u.reason === 'absent'))) return lease(version);
+      if (has(open)) return lease(open);
       if (this.#closed) throw new AppError(ErrorCodes.NOT_READY, 'The server is shutting down');
       const key = `${label}:${[...files].sort().join(',')}`;
       let widening = this.#widening.get(key);
@@ -420,19 +420,20 @@ export class ServedVersions {
         widening = this.#widen(label, files).finally(() => this.#widening.delete(key));
         this.#widening.set(key, widening);
       }
-      const left = deadline - Date.now();
       let timer: NodeJS.Timeout | undefined;
+      let opened: ServedVersion | null | 'late';
       try {
-        const outcome = await Promise.race([widening.then(() => 'done' as const), new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, left))))]);
-        if (outcome === 'late') throw late();
+        opened = await Promise.race([widening, new Promise<'late'>((r) => (timer = setTimeout(() => r('late'), Math.max(0, deadline - Date.now()))))]);
       } catch (err) {
-        if (isAppError(err) && err.code === ErrorCodes.DATA_FETCHING) throw err;
         this.#log.warn({ label, files, err: (err as Error).message }, 'fetching files of a version failed');
         throw late();
       } finally {
         clearTimeout(timer);
       }
-      if (!this.#openVersion(label)) throw late(); // the version left service meanwhile
+      if (opened === 'late') throw late();
+      // Leased at once: a later reopening may retire it, but it stays open while this request holds it.
+      if (has(opened)) return lease(opened);
+      if (!this.#openVersion(label) || Date.now() >= deadline) throw late(); // left service meanwhile, or out of time
     }
   }
 
@@ -445,24 +446,31 @@ export class ServedVersions {
   /** Pinned versions that have opened, by label (the promises in #pinned, settled). */
   readonly #pinnedOpen = new Map<string, ServedVersion>();
 
-  /** Downloads `files` of version `label` (outside the switch queue), then reopens it with them in the queue. */
-  async #widen(label: string, files: readonly string[]): Promise<void> {
+  /**
+   * Downloads `files` of version `label` (outside the switch queue: one request's download never
+   * waits for a switch), then reopens it with them in the queue; resolves to the version that
+   * has them (null when the version left service).
+   */
+  async #widen(label: string, files: readonly string[]): Promise<ServedVersion | null> {
     await this.#files.fetch(label, files);
     const run = this.#refreshing.then(() => this.#reopen(label, files));
-    this.#refreshing = run.catch(() => undefined);
-    await run;
+    this.#refreshing = run.then(() => undefined, () => undefined);
+    return run;
   }
 
   /** Opens version `label` again with `files` and puts it where the open one was (current or pinned). */
-  async #reopen(label: string, files: readonly string[]): Promise<void> {
+  async #reopen(label: string, files: readonly string[]): Promise<ServedVersion | null> {
     const before = this.#openVersion(label);
-    if (!before || this.#closed) return;
-    if (files.every((f) => before.openFiles.includes(f))) return;
+    if (!before || this.#closed) return null;
+    if (files.every((f) => before.openFiles.includes(f))) return before;
     const started = Date.now();
     const set = await this.#files.get(label, files);
-    if (set === null) return;
+    if (set === null) return null;
     const next = await ServedVersion.open(set, this.#options);
-    if (this.#closed || this.#openVersion(label) !== before) return next.retire();
+    if (this.#closed || this.#openVersion(label) !== before) {
+      next.retire();
+      return null;
+    }
     if (this.#current === before) this.#current = next;
     else {
       this.#pinned.set(label, Promise.resolve(next));
@@ -470,6 +478,7 @@ export class ServedVersions {
     }
     before.retire();
     this.#log.info({ label, fetched: files, open: next.openFiles.length, absent: next.unavailable.filter((u) => u.reason === 'absent').length, ms: Date.now() - started }, 'version opened again with files fetched for requests');
+    return next;
   }
 
   #prefetching: string | null = null;

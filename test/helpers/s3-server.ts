@@ -5,11 +5,12 @@ import path from 'node:path';
 export const S3RVER_KEYS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
 
 /**
- * An S3-protocol server (s3rver, in its own process: see s3-server-main.ts) on a free port,
- * storing in `dir`, with `bucket` created.
+ * An S3-protocol server (s3rver, in its own process: see s3-server-main.ts) on `port` (default:
+ * a free one), storing in `dir`, with `bucket` created. `kill()` ends it with SIGKILL (a store
+ * that dies mid-transfer); started again on the same port and folder, it serves the same objects.
  */
-export async function startS3Server(dir: string, bucket: string): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const child = spawn(process.execPath, [path.resolve('test/helpers/s3-server-main.ts'), dir, bucket], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startS3Server(dir: string, bucket: string, port0 = 0): Promise<{ endpoint: string; port: number; close(): Promise<void>; kill(): Promise<void> }> {
+  const child = spawn(process.execPath, [path.resolve('test/helpers/s3-server-main.ts'), dir, bucket, String(port0)], { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let out = '';
   const port = await new Promise<number>((resolve, reject) => {
@@ -27,8 +28,13 @@ export async function startS3Server(dir: string, bucket: string): Promise<{ endp
   });
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    port,
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
   };
