@@ -22,6 +22,7 @@ import { stagedLoad } from './staged-load.ts';
 import { databaseSize } from './database-size.ts';
 import { storeLines, storePart } from './store-part.ts';
 import { matchLines, matchPart } from './match-part.ts';
+import { cacheLines, cachePart } from './cache-part.ts';
 import { loadConfig } from '../shared/config.ts';
 
 const run = promisify(execFile);
@@ -34,13 +35,13 @@ type Mode = 'core' | 'weekly' | 'both';
 
 interface Options {
   pois: number; weeks: number; work: string; peer: boolean; scaling: number[]; history: number; c1: number; c16: number; parts: string[]; batches: number[]; modes: Mode[]; apiMemory: string;
-  licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean; historyLoadsOnly: boolean;
+  licencePois: number; licenceDrops: number; licenceAlone: number[] | 'all'; reuseHistory: boolean; historyLoadsOnly: boolean; cacheRequests: number;
   rejects: { pois: number; bad: number; reps: number };
   executors: { pois: number; rounds: number };
   match: { rounds: number; rows: number };
 }
 
-const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'publish', 'history', 'rejects', 'executors', 'quality', 'match'];
+const ALL_PARTS = ['ingest', 'store', 'lookups', 'scaling', 'publish', 'history', 'cache', 'rejects', 'executors', 'quality', 'match'];
 
 function log(line: string): void {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)} load ${os.loadavg()[0]!.toFixed(1)}] ${line}\n`);
@@ -301,6 +302,19 @@ async function main(o: Options): Promise<void> {
   if (o.parts.includes('history')) {
     // One section per scale: a run at another scale keeps the others' figures.
     results[`history_${o.licencePois}`] = await historyPart(o, commit);
+    await save();
+  }
+  const historyKeys = keySource(o.licencePois, 100);
+  if (o.parts.includes('cache')) {
+    // On the history part's history (built, or reused with --reuse-history).
+    const { chain } = await licenceHistory(o, commit);
+    results[`cache_${o.licencePois}`] = await cachePart({
+      chain, work: o.work, key: KEY, drops: o.licenceDrops, requests: o.cacheRequests, log,
+      target: (port, week) => ourTarget(port, 'both', historyKeys, week),
+      week: (m, index) => ({ monday: addDays(FIRST_WEEK, 28 * m + 7 * index), index }),
+      keys: historyKeys.next,
+      measure: (port, weeks) => lookups(weeks.map((w) => ({ name: `ours, ${w.name}`, make: (mode, src) => ourTarget(port, mode, src, w.week) })), o.licencePois, o, [100], ['both']),
+    });
     await save();
   }
   if (o.parts.includes('executors')) {
@@ -713,6 +727,7 @@ function renderResults(r: Record<string, any>): string {
   if (r.publish) lines.push(...renderPublish(r.publish));
   if (r.match) lines.push(...matchLines(r.match));
   for (const h of Object.keys(r).filter((k) => /^history(_\d+)?$/.test(k)).map((k) => r[k]).sort((a, b) => a.pois - b.pois)) lines.push(...renderHistory(h, ratio));
+  for (const k of Object.keys(r).filter((x) => /^cache_\d+$/.test(x))) lines.push(...cacheLines(r[k], r.parts_run?.cache ?? ''));
   lines.push(...rejectsLines(r));
   if (r.executors) lines.push(...renderExecutors(r.executors, r.parts_run?.executors ?? '', ratio));
   lines.push(...qualityLines(r.quality, r.parts_run?.quality ?? ''));
@@ -810,6 +825,7 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--licence-pois <n>', 'POIs of the licence-shaped history (the history part)', '250000').option('--licence-drops <n>', 'monthly drops of 4 weeks in it', '26')
   .option('--licence-alone <list>', 'history part: which drops (1-based) are also loaded alone, to compare, or all', 'all')
   .option('--reuse-history', 'history part: measure the look-ups on the history an earlier run built (and its loads\' figures), if there is one')
+  .option('--cache-requests <n>', 'cache part: mixed look-ups over every week of the history', '1000')
   .option('--history-loads-only', 'history part: build the history and record its loads\' figures, then stop (measure it later with --reuse-history; results.json is left as it is)')
   .option('--rejects-pois <n>', 'rejects part: POIs of its drop (x --weeks weekly rows)', '250000').option('--rejects-bad <n>', 'rejects part: damaged lines', '100')
   .option('--rejects-reps <n>', 'rejects part: loads of each drop, alternating', '3')
@@ -818,5 +834,5 @@ const cli = new Command('bench').description('Look-up, ingest and scaling benchm
   .option('--batches <list>', 'look-up batch sizes', '1,20,100,1000').option('--modes <list>', 'look-up products: core, weekly, both', 'core,weekly,both')
   .option('--render', 'measure nothing: write bench/RESULTS.md again from bench/results.json (after merging figures of parts run apart)')
   .action(async (x) => x.render ? writeResultsMarkdown('bench/RESULTS.md', renderResults(JSON.parse(await readFile('bench/results.json', 'utf8')) as Record<string, unknown>)) : main({ parts: String(x.parts).split(','), batches: String(x.batches).split(',').map(Number), modes: String(x.modes).split(',') as Mode[], pois: Number(x.pois), weeks: Number(x.weeks), work: x.work, peer: x.peer, scaling: String(x.scaling).split(',').filter(Boolean).map(Number), history: Number(x.history), c1: Number(x.c1), c16: Number(x.c16), apiMemory: String(x.apiMemory),
-    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) }, match: { rounds: Number(x.matchRounds), rows: Number(x.matchRows) } }));
+    licencePois: Number(x.licencePois), licenceDrops: Number(x.licenceDrops), licenceAlone: x.licenceAlone === 'all' ? 'all' : String(x.licenceAlone).split(',').map(Number), reuseHistory: Boolean(x.reuseHistory), historyLoadsOnly: Boolean(x.historyLoadsOnly), cacheRequests: Number(x.cacheRequests), rejects: { pois: Number(x.rejectsPois), bad: Number(x.rejectsBad), reps: Number(x.rejectsReps) }, executors: { pois: Number(x.executorsPois), rounds: Number(x.executorsRounds) }, match: { rounds: Number(x.matchRounds), rows: Number(x.matchRows) } }));
 await cli.parseAsync(process.argv);

@@ -78,6 +78,22 @@ export interface Status {
   /** Every stored version, held ones too: its quality profile and hold (shapes in quality-types.ts). */
   readonly quality: readonly VersionQuality[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJob[] };
+  /** With a version store: this machine's cache of stored files against its budget (null on one machine). */
+  readonly cache: StatusCache | null;
+}
+
+/** The cache as /readyz and /v1/status give it (docs/api.md, Health). */
+export interface StatusCache {
+  readonly bytes: number;
+  readonly max_bytes: number;
+  readonly files_open: number;
+  readonly files_absent: number;
+  readonly fetches: number;
+  readonly evictions: number;
+  readonly waits: number;
+  readonly timeouts: number;
+  readonly prefetched: number;
+  readonly prefetching: boolean;
 }
 
 export function status(key: string): Promise<Status> {

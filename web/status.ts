@@ -1,5 +1,5 @@
 import './style.css';
-import { ApiError, discardHeld, publishHeld, rollback, status, type LoadJob, type Status } from './api-client.ts';
+import { ApiError, discardHeld, publishHeld, rollback, status, type LoadJob, type Status, type StatusCache } from './api-client.ts';
 import { diffFromHash, diffHash, diffView } from './diff-view.ts';
 import { qualitySection } from './quality-section.ts';
 import { forgetKey } from './browser-key.ts';
@@ -19,6 +19,13 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string,
 const fmt = (n: number | null) => (n === null ? '-' : n.toLocaleString('en-US'));
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 const time = (iso: string | null) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '');
+
+/** This machine's cache of stored files (VERSION_STORE): held against the budget, the version's files here, and what was fetched. */
+function cacheLine(c: StatusCache): HTMLElement {
+  const gb = (n: number) => `${(n / 1e9).toFixed(2)} GB`;
+  return el('p', { class: 'cache' }, `Cache: ${gb(c.bytes)} of ${gb(c.max_bytes)}; this version's files: ${c.files_open} here, ${c.files_absent} fetched when first asked. `
+    + `Since start: ${c.fetches} fetched (${c.prefetched} in the background), ${c.evictions} evicted, ${c.waits} requests waited, ${c.timeouts} answered "try again".`);
+}
 
 function versionsTable(s: Status, onRollback: (label: string) => void): HTMLTableElement {
   const operator = s.caller.role === 'operator';
@@ -198,7 +205,8 @@ async function start(): Promise<void> {
       current
         ? el('p', {}, el('code', { class: 'current-label' }, current.label), ` release ${current.release_month}, ${fmt(current.core_rows)} POIs, ${current.weeks_covered} weeks, ${current.months_covered} months`)
         : el('p', { class: 'error' }, 'No version is served yet.'),
-      ...(s.refused ? [el('p', { class: 'error refused' }, 'Refused ', el('code', {}, s.refused.label), ` (the version the pointer names) at ${time(s.refused.at)}: ${s.refused.reason}. The version above stays in service.`)] : []));
+      ...(s.refused ? [el('p', { class: 'error refused' }, 'Refused ', el('code', {}, s.refused.label), ` (the version the pointer names) at ${time(s.refused.at)}: ${s.refused.reason}. The version above stays in service.`)] : []),
+      ...(s.cache ? [cacheLine(s.cache)] : []));
     const versions = el('section', {}, el('h2', {}, `Retained versions (${s.versions.length})`), versionsTable(s, (l) => void onRollback(l)));
     if (caller.role !== 'operator') versions.append(el('p', { class: 'hint' }, 'Rollback needs an operator key (npx placedata keys create <name> --role operator).'));
     const quality = qualitySection(s, { publish: (l) => void onHeld('publish', l), discard: (l) => void onHeld('discard', l) });

@@ -3,10 +3,10 @@ import { damagedFiles } from '../lookup/unavailable-data.ts';
 import type { CacheState, ServedVersions } from '../versions/served-versions.ts';
 
 /** The cache as /readyz and the status page show it (snake_case, as the API's other bodies). */
-export function cacheBody(c: CacheState): Record<string, number> {
+export function cacheBody(c: CacheState): Record<string, number | boolean> {
   return {
     bytes: c.bytes, max_bytes: c.maxBytes, files_open: c.filesOpen, files_absent: c.filesAbsent,
-    fetches: c.fetches, evictions: c.evictions, waits: c.waits, timeouts: c.timeouts, prefetched: c.prefetched,
+    fetches: c.fetches, evictions: c.evictions, waits: c.waits, timeouts: c.timeouts, prefetched: c.prefetched, prefetching: c.prefetching,
   };
 }
 

@@ -168,23 +168,16 @@ export class VersionFiles {
     const record = await this.#site.store.record(label);
     if (!record) return;
     const cache = this.#site.cache;
+    // A file and its store one after the other, files one at a time: each comes whole as soon as it can.
     for (const f of record.files.filter((r) => files.includes(r.label))) {
-      // A file and its store one after the other, files one at a time: each comes whole as soon as it can.
-      const run = this.#fetching.then(async () => {
+      try {
         await cache.ensure(f.label, f.sha256);
         if (f.lookup) await cache.ensure(f.label, f.lookup.sha256, 'lookup');
-      });
-      this.#fetching = run.catch(() => undefined);
-      try {
-        await run;
       } catch (err) {
         if (!isAppError(err) || (err.code !== ErrorCodes.VERSION_NOT_FOUND && err.code !== ErrorCodes.VERSION_INVALID && err.code !== ErrorCodes.LOOKUP_STORE_DAMAGED)) throw err;
       }
     }
   }
-
-  /** This process's fetches of files for requests and the background, one file (and its store) at a time. */
-  #fetching: Promise<void> = Promise.resolve();
 
   /** Versions' ready files, by label (a version never changes). */
   readonly #ready = new Map<string, readonly string[]>();

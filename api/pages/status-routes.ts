@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { LoadJobReader, LoadJobView } from '../../shared/load-job-reader.ts';
 import type { Logger } from '../../shared/logger.ts';
+import { cacheBody } from '../http/readiness.ts';
 import { parseLabel } from '../../versions/version-label.ts';
 import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';
@@ -39,6 +40,8 @@ export interface StatusBody {
    */
   readonly quality: readonly VersionQualityFacts[];
   readonly jobs: { readonly queue: string | null; readonly available: boolean; readonly error: string | null; readonly items: readonly LoadJobView[] };
+  /** With a version store: the machine's cache (as /readyz shows it); null on one machine. */
+  readonly cache: Record<string, number | boolean> | null;
 }
 
 /**
@@ -80,7 +83,8 @@ export function statusRoutes(options: StatusRoutesOptions): express.Router {
           jobs = { queue: options.jobs.queueName, available: false, error: 'the load queue cannot be read (Redis does not answer)', items: [] };
         }
       }
-      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, quality, jobs };
+      const cacheState = await options.store.cacheState();
+      const body: StatusBody = { caller: { name: key.name, role: key.role }, current, refused: options.store.refused, versions, quality, jobs, cache: cacheState ? cacheBody(cacheState) : null };
       res.set('Cache-Control', 'no-store').json(body);
     })().catch(next);
   });

@@ -55,6 +55,8 @@ export interface CacheState {
   readonly waits: number;
   readonly timeouts: number;
   readonly prefetched: number;
+  /** Whether files are being fetched in the background now. */
+  readonly prefetching: boolean;
 }
 
 /** Default of CACHE_FETCH_WAIT_SECONDS, in ms. */
@@ -149,7 +151,7 @@ export class ServedVersions {
     const absent = current ? current.unavailable.filter((u) => u.reason === 'absent').length : 0;
     return {
       bytes: await cache.bytes(), maxBytes: cache.maxBytes, filesOpen: current?.openFiles.length ?? 0, filesAbsent: absent,
-      fetches: cache.counts.fetches, evictions: cache.counts.evictions, ...this.fetchCounts,
+      fetches: cache.counts.fetches, evictions: cache.counts.evictions, ...this.fetchCounts, prefetching: this.#prefetching !== null,
     };
   }
 
@@ -446,15 +448,23 @@ export class ServedVersions {
   /** Pinned versions that have opened, by label (the promises in #pinned, settled). */
   readonly #pinnedOpen = new Map<string, ServedVersion>();
 
+  /** Fetches and reopenings, one at a time (requests' and the background's). */
+  #widenings: Promise<unknown> = Promise.resolve();
+
   /**
-   * Downloads `files` of version `label` (outside the switch queue: one request's download never
-   * waits for a switch), then reopens it with them in the queue; resolves to the version that
-   * has them (null when the version left service).
+   * Downloads `files` of version `label`, then reopens it with them (in the switch queue: never
+   * beside a switch); resolves to the version that has them (null when the version left service).
+   * One at a time: the next download starts once the version before it let go of the files it
+   * no longer opens, so the cache evicts them first and holds at most one file over its budget.
    */
-  async #widen(label: string, files: readonly string[]): Promise<ServedVersion | null> {
-    await this.#files.fetch(label, files);
-    const run = this.#refreshing.then(() => this.#reopen(label, files));
-    this.#refreshing = run.then(() => undefined, () => undefined);
+  #widen(label: string, files: readonly string[]): Promise<ServedVersion | null> {
+    const run = this.#widenings.then(async () => {
+      await this.#files.fetch(label, files);
+      const reopened = this.#refreshing.then(() => this.#reopen(label, files));
+      this.#refreshing = reopened.then(() => undefined, () => undefined);
+      return reopened;
+    });
+    this.#widenings = run.catch(() => undefined);
     return run;
   }
 

@@ -96,6 +96,7 @@ describe('status and rollback endpoints: roles, versions, the load queue (real D
                 enqueued_at: new Date(job.timestamp).toISOString(), started_at: null, finished_at: null, duration_ms: null, result: null, reason: null,
               }],
             },
+            cache: null, // one machine: DATA_DIR is the store, nothing is fetched
           },
         });
       } finally {

@@ -18,7 +18,7 @@ import { postGraphql } from '../helpers/graphql-client.ts';
 import { scrape } from '../helpers/prometheus-text.ts';
 import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
-import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
+import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, coreRow, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
 
 /** Eight Mondays; drop 1 delivers core and the first, each later drop one more week (and inherits the rest). */
@@ -143,6 +143,9 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
     const metrics = await scrape(`${server.url}/metrics`);
     expect(Object.fromEntries(['wait', 'timeout', 'eviction', 'prefetch'].map((k) => [k, metrics.get(`placedata_cache_events{kind="${k}"}`)]))).to.deep.equal({ wait: 1, timeout: 0, eviction: 1, prefetch: 1 });
     expect([metrics.get('placedata_cache_bytes{of="budget"}'), metrics.get('placedata_version_files{state="open"}'), metrics.get('placedata_version_files{state="absent"}')]).to.deep.equal([budget, 3, 5]);
+    // The status page's data says the same.
+    const status = await (await fetch(`${server.url}/v1/status`, { headers: { apikey: TEST_KEY } })).json() as { cache: CacheBody };
+    expect(status.cache).to.deep.equal(await cacheOf(server));
   });
 
   it('mixed requests across every week with a budget of the ready files and two more: every answer whole, the cache never past the budget plus one file', async () => {

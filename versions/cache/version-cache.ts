@@ -23,8 +23,6 @@ const USED_DIR = '.used';
 export const VERIFIED_DIR = '.verified';
 /** A file this process downloaded is not evicted for this long before a version holds it (it was fetched to be opened). */
 const FRESH_MS = 60_000;
-/** How long a download waits for the cache to come back within its budget (versions closing let go of files). */
-const ROOM_WAIT_MS = 5_000;
 
 /** What the cache did since the process started (metrics). */
 export interface CacheCounts {
@@ -129,10 +127,10 @@ export class VersionCache {
         // Marked before it appears, so a prune on the machine never takes it for an unused file.
         await this.#markUsed(label);
         this.#fresh.set(label, Date.now());
-        // One download at a time per process, each after the cache is back within its budget (what
-        // it holds besides this label's file and store): so it holds at most one file more.
+        // One download at a time per process, each after the files no process reads are evicted
+        // down to the budget: the cache holds at most what is read, or the budget, plus one file.
         const run = this.#downloads.then(async () => {
-          await this.#room(label);
+          await this.trim();
           await this.#download(label, sha256, part, final, proof);
         });
         this.#downloads = run.catch(() => undefined);
@@ -196,26 +194,6 @@ export class VersionCache {
       if (DOWNLOAD_RE.test(name)) total += await stat(path.join(this.dir, name)).then((s) => s.size, () => 0);
     }
     return total;
-  }
-
-  /**
-   * Waits (at most ROOM_WAIT_MS) until the cache, but for `label`'s own file and store, is within
-   * its budget: files let go of by versions that closed are evicted meanwhile. Past the wait
-   * the download goes ahead (files still read cannot be evicted), and the log says so.
-   */
-  async #room(label: string): Promise<void> {
-    if (!Number.isFinite(this.maxBytes)) return;
-    const deadline = Date.now() + ROOM_WAIT_MS;
-    for (;;) {
-      await this.trim();
-      const over = await this.bytes() - ((await this.#cached()).get(label) ?? 0) - this.maxBytes;
-      if (over <= 0) return;
-      if (Date.now() > deadline) {
-        this.#log.warn({ label, overBytes: over, maxBytes: this.maxBytes }, 'cache over CACHE_MAX_BYTES with files still read: downloading anyway');
-        return;
-      }
-      await new Promise((r) => setTimeout(r, WAIT_STEP_MS));
-    }
   }
 
   /**
