@@ -4,6 +4,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { startServer, type RunningServer } from '../../api/server.ts';
+import { VersionFiles } from '../../api/lookup/version-file-set.ts';
 import { loadDrop } from '../../ingest/publish/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
 import { seededRandom } from '../../ingest/cli/demo-drop.ts';
@@ -180,6 +181,19 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
     expect(cache.timeouts).to.equal(0);
   });
 
+  it('a version\'s files got for serving (and staging) are those it is ready on; the others are absent', async () => {
+    const cacheDir = path.join(dir, 'staging');
+    const log = createLogger('silent', 'test');
+    const files = new VersionFiles({ store, pointer, lock, cache: new VersionCache(cacheDir, store, log, 1e12), cacheGraceMs: 600_000 });
+    const newest = labels.at(-1)!;
+    const set = (await files.get(newest))!;
+    set.release();
+    expect({ files: [...set.files.keys()], stores: [...set.stores.keys()].sort(), unavailable: set.unavailable.map((u) => [u.label, u.reason]) }).to.deep.equal({
+      files: [labels[0]], stores: [labels[0], newest].sort(), unavailable: labels.slice(1, -1).map((l) => [l, 'absent']),
+    });
+    expect(await cachedLabels(cacheDir)).to.deep.equal([labels[0], newest].sort());
+  });
+
   it('a store that is down when a file is asked for: 503 DATA_FETCHING with Retry-After, nothing kept of it; answered whole once the store is back', async () => {
     const { server, cacheDir } = await serve('down', ready() + 1);
     const newest = labels.at(-1)!;
@@ -197,5 +211,15 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
     expect(await cacheOf(server)).to.include({ waits: 1, timeouts: 1 });
     s3 = await startS3Server(path.join(dir, 's3'), 'versions', s3.port);
     expect(await ask(server, 2)).to.deep.include({ status: 200, body: expected(newest, 2) });
+  });
+
+  it('a worker on another machine fetches only what a load reads: the base version\'s own file, none it inherits', async () => {
+    const cacheDir = path.join(dir, 'worker-2');
+    const worker: VersionSite = { store, pointer, lock, cache: new VersionCache(cacheDir, store, createLogger('silent', 'test')), cacheGraceMs: 0 };
+    const d = path.join(dir, 'drop-next');
+    await mkdir(d, { recursive: true });
+    await writeCsv(path.join(d, 'patterns.csv'), WEEKLY_HEADER, [K1, K2].map((k) => weeklyRow(k, '2022-02-28', [1, 0, 0, 0, 0, 0, 0])));
+    const { label } = await loadDrop({ inputs: [d], month: '2022-04', settings: buildSettingsOf(testConfig(path.join(dir, 'settings'))) }, worker);
+    expect(await cachedLabels(cacheDir)).to.deep.equal([labels.at(-1)!, label].sort());
   });
 });
