@@ -146,11 +146,12 @@ interface CsvRecord {
 
 /**
  * Splits text into records the way CSV is written (RFC 4180: `"` quotes a value, `""` inside is
- * a quote) and DuckDB's reader splits it when it is not (measured): spaces before an opening quote
- * and after a closing one are dropped, a quote after a closing quote and spaces opens it again
- * (the spaces kept), other text after a closing quote runs to the next delimiter or newline (a
- * quoting error), and a quote never closed runs to the end of the file. Lines are 1-based and
- * physical.
+ * a quote) and DuckDB's reader splits it when it is not (1.5.6, measured): a quote opens a quoted
+ * value at a field's start or after one space there (after two it is text, as
+ * ingest/drop/record-spans.ts `RecordEnd` has it), that space and spaces after a closing quote are
+ * dropped, a quote after a closing quote and spaces opens it again (the spaces kept), other text
+ * after a closing quote runs to the next delimiter or newline (a quoting error), and a quote never
+ * closed runs to the end of the file. Lines are 1-based and physical.
  */
 export function splitRecords(text: string, delimiter: string, newline: string): CsvRecord[] {
   const records: CsvRecord[] = [];
@@ -183,13 +184,14 @@ export function splitRecords(text: string, delimiter: string, newline: string): 
 }
 
 /**
- * A quoted value starting at the cursor (after spaces), read up to where it closes for good; the
- * cursor is left after it (and the spaces after it), or null (cursor unmoved) when the field is
- * not quoted. `error`: it never closes, or text other than a delimiter or newline follows.
+ * A quoted value starting at the cursor (or after one space), read up to where it closes for
+ * good; the cursor is left after it (and the spaces after it), or null (cursor unmoved) when the
+ * field is not quoted. `error`: it never closes, or text other than a delimiter or newline follows.
  */
 function quotedField(text: string, cursor: { at: number; line: number }, delimiter: string, newline: string): { value: string; error: boolean } | null {
-  let at = cursor.at;
-  while (text[at] === ' ') at++;
+  // One space before a quote is dropped; after two, DuckDB reads the quote as text (`a;  "b` is
+  // the text `  "b`), so a field's value can hold a quote without a quoting error.
+  let at = text[cursor.at] === ' ' ? cursor.at + 1 : cursor.at;
   if (text[at] !== '"') return null;
   let value = '';
   for (;;) {
