@@ -91,6 +91,8 @@ export class VersionFiles {
     // Every file is held while the set is got, so the budget evicts none that it includes.
     const getting = this.remote ? cache.readers.hold(refs.map((f) => f.label)) : () => undefined;
     try {
+      // A trim that started before the hold may still delete one: what is cached is looked at after it.
+      await cache.trimmed();
       const own = await cache.ensure(label, record.sha256);
       const wanted = this.remote ? await this.#wanted(label, own, refs, sizes, fetch) : new Set(refs.map((f) => f.label));
       const files = new Map<string, string>();
@@ -124,7 +126,10 @@ export class VersionFiles {
       }
       const held = this.remote ? cache.hold([label, ...files.keys()]) : null;
       // Files let go of may now be evicted, if the cache is over its budget.
+      let released = false;
       const release = held ? () => {
+        if (released) return;
+        released = true;
         held();
         void cache.trim();
       } : () => undefined;

@@ -232,6 +232,14 @@ export class VersionCache {
     return this.#trimming;
   }
 
+  /**
+   * Resolves once the trims asked for so far are done: a caller that holds files and then waits
+   * for this sees no file it holds deleted after it looked (a trim reads the holds when it starts).
+   */
+  trimmed(): Promise<void> {
+    return this.#trimming;
+  }
+
   async #trimOnce(): Promise<void> {
     let total = await this.bytes();
     if (total <= this.maxBytes) return;
@@ -243,6 +251,8 @@ export class VersionCache {
     candidates.sort((a, b) => used.get(a)! - used.get(b)! || a.localeCompare(b));
     for (const label of candidates) {
       if (total <= this.maxBytes) break;
+      // Held since the readers were read (a version being opened): kept.
+      if (this.readers.holds(label)) continue;
       await this.#remove(label);
       total -= cached.get(label)!;
       this.counts.evictions++;
