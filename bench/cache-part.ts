@@ -5,9 +5,9 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger } from '../shared/logger.ts';
 import { VersionCache } from '../versions/cache/version-cache.ts';
-import { DirectoryVersionStore } from '../versions/directory-version-store.ts';
-import { RedisVersionPointer } from '../versions/redis-version-pointer.ts';
-import { S3VersionStore } from '../versions/s3-version-store.ts';
+import { DirectoryVersionStore } from '../versions/store/directory-version-store.ts';
+import { RedisVersionPointer } from '../versions/pointer/redis-version-pointer.ts';
+import { S3VersionStore } from '../versions/store/s3-version-store.ts';
 import { S3RVER_KEYS, startS3Server } from '../test/helpers/s3-server.ts';
 import type { Target } from './load-gen.ts';
 

@@ -9,10 +9,10 @@ import { OpenStores } from '../api/lookup/open-stores.ts';
 import { ServedVersion } from '../api/lookup/served-version.ts';
 import { VersionFiles } from '../api/lookup/version-file-set.ts';
 import { VersionCatalog } from '../api/versions/version-catalog.ts';
-import { DirectoryVersionStore } from '../versions/directory-version-store.ts';
+import { DirectoryVersionStore } from '../versions/store/directory-version-store.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../versions/open-version-site.ts';
-import { readPointer } from '../versions/pointer.ts';
+import { readPointer } from '../versions/pointer/pointer.ts';
 
 /**
  * Issue 20's comparison: our compiled executor (api/graphql/compiled-execute.ts) against

@@ -1,6 +1,6 @@
 /**
  * The look-up store's formats against each other, built from the same version file in the same
- * run (versions/lookup-store-format.ts), every document of the file in each (the default,
+ * run (versions/lookup-store/lookup-store-format.ts), every document of the file in each (the default,
  * LOOKUP_STORE_EXTRAS):
  *   node bench/lookup-store-formats.ts --data DIR [--work bench/work/lookup-store-formats] [--rounds 3] [--seconds 4] [--baseline DIR]
  * - `format 3`: each record compressed by lmdb's own LZ4 with a 4 KiB dictionary of the file's

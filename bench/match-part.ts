@@ -14,7 +14,7 @@ import path from 'node:path';
 import { csvField } from '../shared/csv-field.ts';
 import { matchIndexSelect, tableColumns } from '../shared/matching/match-index.ts';
 import { PLACE_QUERY_FIELDS, type PlaceQuery } from '../shared/matching/place-query.ts';
-import { readPointer } from '../versions/pointer.ts';
+import { readPointer } from '../versions/pointer/pointer.ts';
 import { quoteLiteral } from '../shared/sql.ts';
 import { fileNameOf } from '../versions/version-label.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';

@@ -13,7 +13,7 @@ import { loadPeer, startPeer } from './peer-postgres.ts';
 import { createLogger } from '../shared/logger.ts';
 import { localSite } from '../versions/open-version-site.ts';
 import { rollback } from '../versions/rollback.ts';
-import { readPointer } from '../versions/pointer.ts';
+import { readPointer } from '../versions/pointer/pointer.ts';
 import { rejectsPart, type TimedLoad } from './rejects.ts';
 import { executorsPart } from './executors.ts';
 import { qualityLines, qualityPart } from './quality.ts';

@@ -1,6 +1,6 @@
 import { withReadOnly } from '../shared/duckdb-open.ts';
 import { fileSha256 } from '../shared/file-sha256.ts';
-import { S3VersionStore } from './s3-version-store.ts';
+import { S3VersionStore } from './store/s3-version-store.ts';
 import { readVersionInfoFrom } from './version-info.ts';
 import { TABLES, WHOLE_COPY_SCHEMAS } from './version-schema.ts';
 import type { VersionSite } from './version-site.ts';

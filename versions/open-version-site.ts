@@ -1,13 +1,13 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../shared/config.ts';
-import { DirectoryVersionStore } from './directory-version-store.ts';
-import { LocalPublishLock } from './local-publish-lock.ts';
+import { DirectoryVersionStore } from './store/directory-version-store.ts';
+import { LocalPublishLock } from './pointer/local-publish-lock.ts';
 import type { Logger } from '../shared/logger.ts';
-import { openVersionFileStore } from './open-version-store.ts';
-import { RedisPublishLock } from './redis-publish-lock.ts';
-import { RedisVersionPointer } from './redis-version-pointer.ts';
+import { openVersionFileStore } from './store/open-version-store.ts';
+import { RedisPublishLock } from './pointer/redis-publish-lock.ts';
+import { RedisVersionPointer } from './pointer/redis-version-pointer.ts';
 import { VersionCache } from './cache/version-cache.ts';
-import { FileVersionPointer } from './version-pointer.ts';
+import { FileVersionPointer } from './pointer/version-pointer.ts';
 import type { VersionSite } from './version-site.ts';
 import { stageOnFleet } from './web-fleet.ts';
 

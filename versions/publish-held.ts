@@ -1,5 +1,5 @@
 import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { retainAfter, type RetentionPlan } from './retention.ts';
+import { retainAfter, type RetentionPlan } from './retention/retention.ts';
 import type { VersionRecord } from './version-record.ts';
 import type { VersionSite } from './version-site.ts';
 

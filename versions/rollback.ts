@@ -1,6 +1,6 @@
 import { AppError, ErrorCodes } from '../shared/errors.ts';
 import { rollbackTarget, type RollbackTarget } from './rollback-target.ts';
-import { retainAfter, type RetentionPlan } from './retention.ts';
+import { retainAfter, type RetentionPlan } from './retention/retention.ts';
 import type { VersionSite } from './version-site.ts';
 
 /**

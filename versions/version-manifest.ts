@@ -22,7 +22,7 @@ export interface Partition {
 export interface StoreDigest {
   readonly bytes: number;
   readonly sha256: string;
-  /** SHA-256 of its first pages (lmdb's meta pages), checked at every open: versions/lookup-store-head.ts. */
+  /** SHA-256 of its first pages (lmdb's meta pages), checked at every open: versions/lookup-store/lookup-store-head.ts. */
   readonly headSha256: string;
 }
 

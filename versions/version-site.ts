@@ -1,7 +1,7 @@
-import type { PublishLock } from './publish-lock.ts';
+import type { PublishLock } from './pointer/publish-lock.ts';
 import type { VersionCache } from './cache/version-cache.ts';
-import type { VersionFileStore } from './version-file-store.ts';
-import type { VersionPointer } from './version-pointer.ts';
+import type { VersionFileStore } from './store/version-file-store.ts';
+import type { VersionPointer } from './pointer/version-pointer.ts';
 
 /**
  * Where a deployment's versions live and which one is served, as the one publish pipeline, the

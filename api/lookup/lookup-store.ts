@@ -1,16 +1,16 @@
 import { statSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { ABSENT_DB, bucketHolds, fingerprint } from '../../versions/lookup-store-absence.ts';
-import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../versions/lookup-store-format.ts';
-import { RecordDecompressor } from '../../versions/lookup-store-codec.ts';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
-import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
+import { ABSENT_DB, bucketHolds, fingerprint } from '../../versions/lookup-store/lookup-store-absence.ts';
+import { checkedDictionary, decodeMeta, DICTIONARY_KEY, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, META_DB, META_KEY, PLACES_DB, placesCompression, readDocuments, type LookupStoreFormat, type LookupStoreMeta } from '../../versions/lookup-store/lookup-store-format.ts';
+import { RecordDecompressor } from '../../versions/lookup-store/lookup-store-codec.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
+import { storeHeadSha256 } from '../../versions/lookup-store/lookup-store-head.ts';
 
 /** What the build recorded of the store file (BuiltLookupStore): checked at open. */
 export interface ExpectedStore {
   readonly bytes: number;
-  /** SHA-256 of the file's first HEAD_BYTES (versions/lookup-store-head.ts). */
+  /** SHA-256 of the file's first HEAD_BYTES (versions/lookup-store/lookup-store-head.ts). */
   readonly headSha256: string;
 }
 
@@ -18,7 +18,7 @@ export interface ExpectedStore {
 export type StoredDocuments = (Buffer | null)[];
 
 /**
- * One immutable file's look-up store (versions/lookup-store-format.ts), open read-only: lmdb maps
+ * One immutable file's look-up store (versions/lookup-store/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
  * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
  * store of format 2 or 3 and by the store's zstd codec in format 4, its checks: microseconds). Stores of every format are read alike.
@@ -44,7 +44,7 @@ export class LookupStore {
   readonly extraColumns: readonly string[];
   readonly rows: number;
   /**
-   * The store's format (versions/lookup-store-format.ts): 1, 2 (records compressed by lmdb), 3
+   * The store's format (versions/lookup-store/lookup-store-format.ts): 1, 2 (records compressed by lmdb), 3
    * (and every other document) or 4 (each record a zstd frame).
    */
   readonly format: LookupStoreFormat;
@@ -92,7 +92,7 @@ export class LookupStore {
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
    * the meta record's crc and format, the dictionary records against the meta record's
    * length and crc (formats 2 and 3: lmdb decompresses each record with it as it reads; format 4:
-   * the store's zstd codec, versions/lookup-store-codec.ts), and the
+   * the store's zstd codec, versions/lookup-store/lookup-store-codec.ts), and the
    * counts (checkCounts). Stores of formats 1 to 3 (earlier releases) and 4 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
@@ -175,7 +175,7 @@ export class LookupStore {
     return readDocuments(this.file, value, key, keyCrc, this.format, this.extraColumns.length, indexes, this.columns.length);
   }
 
-  /** A miss is an answer only when the absence index proves it (versions/lookup-store-absence.ts). */
+  /** A miss is an answer only when the absence index proves it (versions/lookup-store/lookup-store-absence.ts). */
   #proveAbsent(key: string): void {
     const [bucket, hash] = fingerprint(key, this.#bucketBits);
     if (bucketHolds(this.file, bucket, this.#absent.getBinaryFast(bucket), hash)) {

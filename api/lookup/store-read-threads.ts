@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
-import { isStorableKey } from '../../versions/lookup-store-format.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
+import { isStorableKey } from '../../versions/lookup-store/lookup-store-format.ts';
 import type { ExpectedStore, StoredDocuments } from './lookup-store.ts';
 
 /** What the main thread asks of a read thread (api/lookup/store-read-worker.ts). */

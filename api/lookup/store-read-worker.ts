@@ -5,7 +5,7 @@
  * buffer it hands over without copying, and reports a store's failure as the store did.
  */
 import { parentPort } from 'node:worker_threads';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
 import { LookupStore, type ExpectedStore } from './lookup-store.ts';
 import type { ReadReply, ReadRequest } from './store-read-threads.ts';
 

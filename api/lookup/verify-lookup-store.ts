@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
 
 /** What the build recorded of a store file (ingest's BuiltLookupStore). */
 export interface RecordedStore {

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { RetentionPlan } from '../../versions/retention.ts';
+import type { RetentionPlan } from '../../versions/retention/retention.ts';
 import { parseLabel } from '../../versions/version-label.ts';
 import { sendError } from '../http/error-body.ts';
 import type { KeyRing } from '../http/key-ring.ts';

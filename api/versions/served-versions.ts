@@ -1,6 +1,6 @@
 import { AppError, ErrorCodes, isAppError } from '../../shared/errors.ts';
 import type { Logger } from '../../shared/logger.ts';
-import type { VersionPointer } from '../../versions/version-pointer.ts';
+import type { VersionPointer } from '../../versions/pointer/version-pointer.ts';
 import { parseLabel } from '../../versions/version-label.ts';
 import { ServedVersion, type ServeOptions } from '../lookup/served-version.ts';
 import { damagedFiles } from '../lookup/unavailable-data.ts';

@@ -1,6 +1,6 @@
 import { access } from 'node:fs/promises';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import type { VersionFileStore } from '../../versions/version-file-store.ts';
+import type { VersionFileStore } from '../../versions/store/version-file-store.ts';
 import { versionFilePath } from '../../versions/version-files.ts';
 import { readVersionInfo, type VersionInfo } from '../../versions/version-info.ts';
 import { READABLE_SCHEMAS } from '../../versions/version-schema.ts';

@@ -4,10 +4,10 @@ import { crc32 } from 'node:zlib';
 import type { DuckDBBlobValue, DuckDBConnection } from '@duckdb/node-api';
 import { open, type Database, type PutOptions, type RootDatabase } from 'lmdb';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../versions/lookup-store-absence.ts';
-import { storeHeadSha256 } from '../../versions/lookup-store-head.ts';
-import { DICTIONARY_KEY, encodeMeta, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
-import { rawDictionary } from '../../versions/lookup-store-codec.ts';
+import { ABSENT_DB, bucketBitsFor, encodeBucket, fingerprint } from '../../versions/lookup-store/lookup-store-absence.ts';
+import { storeHeadSha256 } from '../../versions/lookup-store/lookup-store-head.ts';
+import { DICTIONARY_KEY, encodeMeta, EXTRAS_DB, EXTRAS_DICTIONARY_KEY, isStorableKey, LOOKUP_STORE_FORMAT, META_DB, META_KEY, PLACES_DB, placesCompression, sampleDictionary, type LookupStoreFormat } from '../../versions/lookup-store/lookup-store-format.ts';
+import { rawDictionary } from '../../versions/lookup-store/lookup-store-codec.ts';
 import { RecordEncoders, unpacked, type EncodedChunk } from './record-encoders.ts';
 import { storePlan, type StorePlan } from './store-plan.ts';
 
@@ -238,7 +238,7 @@ const EMPTY = new Uint8Array(0);
 
 /**
  * The dictionaries of a store (`places`, `extras`; null where the format has none), from the
- * first chunk's documents: format 4's zstd ones of raw content (versions/lookup-store-codec.ts),
+ * first chunk's documents: format 4's zstd ones of raw content (versions/lookup-store/lookup-store-codec.ts),
  * formats 2 and 3's LZ4 ones.
  */
 function dictionariesOf(format: LookupStoreFormat, docs: readonly Uint8Array[], more: readonly Uint8Array[]): [Buffer | null, Buffer | null] {

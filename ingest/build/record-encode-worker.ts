@@ -1,12 +1,12 @@
 /**
  * A thread of the look-up store's build (ingest/build/record-encoders.ts): it turns a chunk of
- * keys and their joined documents into records (versions/lookup-store-format.ts encodeRecord) and,
+ * keys and their joined documents into records (versions/lookup-store/lookup-store-format.ts encodeRecord) and,
  * in format 4, compresses each into its zstd frame with the store's dictionary, handing the
  * chunk's records back packed in one buffer it does not copy.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { RecordCompressor, ZSTD_LEVEL } from '../../versions/lookup-store-codec.ts';
-import { encodeRecord } from '../../versions/lookup-store-format.ts';
+import { RecordCompressor, ZSTD_LEVEL } from '../../versions/lookup-store/lookup-store-codec.ts';
+import { encodeRecord } from '../../versions/lookup-store/lookup-store-format.ts';
 import type { EncodeReply, EncodeRequest, EncoderSetup, Packed } from './record-encoders.ts';
 
 const setup = workerData as EncoderSetup;

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { LookupStoreFormat } from '../../versions/lookup-store-format.ts';
+import type { LookupStoreFormat } from '../../versions/lookup-store/lookup-store-format.ts';
 
 /** What every encoding thread is started with (ingest/build/record-encode-worker.ts). */
 export interface EncoderSetup {
@@ -7,7 +7,7 @@ export interface EncoderSetup {
   /** Columns of `places`' records, and of `extras`' (0 when the store has none). */
   readonly columns: number;
   readonly extraColumns: number;
-  /** Format 4: the zstd dictionaries of `places` and `extras` (versions/lookup-store-codec.ts). */
+  /** Format 4: the zstd dictionaries of `places` and `extras` (versions/lookup-store/lookup-store-codec.ts). */
   readonly dictionaries: readonly [Uint8Array, Uint8Array];
 }
 

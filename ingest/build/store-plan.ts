@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { DOCUMENT_SEPARATOR, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
+import { DOCUMENT_SEPARATOR, type LookupStoreFormat } from '../../versions/lookup-store/lookup-store-format.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { DOCUMENT, documentSql, hasCoreExtras, hasWeekExtras, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
 import { TABLES } from '../../versions/version-schema.ts';

@@ -1,7 +1,7 @@
 import { diffVersions, MAX_DIFF_PAGE } from '../../versions/diff/diff-versions.ts';
 import type { VersionDiff } from '../../versions/diff/version-diff-types.ts';
 import { discardHeld, publishHeld } from '../../versions/publish-held.ts';
-import type { RetentionPlan } from '../../versions/retention.ts';
+import type { RetentionPlan } from '../../versions/retention/retention.ts';
 import { groupedGuards, type HeldReason } from '../../shared/held-state.ts';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';

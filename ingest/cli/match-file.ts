@@ -6,7 +6,7 @@ import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { matchIndexSelect } from '../../shared/matching/match-index.ts';
 import { bestMatchSql, matchSourceIn, type MatchSource } from '../../shared/matching/match-places.ts';
 import { PLACE_QUERY_FIELDS, shortfallSql, type PlaceQueryField } from '../../shared/matching/place-query.ts';
-import { localVersionFile, retainedRecord } from '../../versions/retained-version.ts';
+import { localVersionFile, retainedRecord } from '../../versions/retention/retained-version.ts';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { readManifest, routesOf } from '../../versions/version-manifest.ts';
 import type { VersionSite } from '../../versions/version-site.ts';

@@ -19,7 +19,7 @@ import { buildTempPath, cleanStaleBuilds, removeBuildFiles } from '../build/temp
 import { adoptWholeCopies } from '../../versions/adopt-whole-copies.ts';
 import { findLoaded, type AlreadyLoaded } from './find-loaded.ts';
 import { readBase } from './read-base.ts';
-import { retainAfter, type RetentionPlan } from '../../versions/retention.ts';
+import { retainAfter, type RetentionPlan } from '../../versions/retention/retention.ts';
 import { checkGuards } from './publish-guards.ts';
 import { assertReleaseOrder } from './release-order.ts';
 import { demoBase, removeDemoVersions } from './demo-versions.ts';

@@ -11,7 +11,7 @@ import { createLoadQueue, enqueueLoad } from '../../ingest/queue/load-queue.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { withoutFolders } from '../../shared/load-job-reader.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { DOC_SCREENSHOTS, requireBrowser, launchBrowser, type TestBrowser } from '../helpers/browser.ts';
 import { demoFixture, expectedCore, expectedWeekly, type DemoFixture } from '../helpers/demo-fixture.ts';

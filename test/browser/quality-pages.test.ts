@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { DEFAULT_GUARDS } from '../../shared/guard-thresholds.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { requireBrowser, launchBrowser, DOC_SCREENSHOTS, type TestBrowser } from '../helpers/browser.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';

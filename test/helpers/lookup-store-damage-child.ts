@@ -8,7 +8,7 @@
 import { copyFileSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LookupStore, type ExpectedStore } from '../../api/lookup/lookup-store.ts';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
 import { applyDamage, type Damage } from './lookup-store-damage.ts';
 
 export interface DamageRun {

@@ -25,7 +25,7 @@ function isZstdFrame(file: Buffer, value: Span): boolean {
 }
 
 /**
- * Where a record's documents start within its value (versions/lookup-store-format.ts). A value
+ * Where a record's documents start within its value (versions/lookup-store/lookup-store-format.ts). A value
  * lmdb compressed (formats 2 and 3) starts with lmdb's header, its mark (254, or 255 past 16 MB)
  * and the record's length: what follows is the LZ4 stream of the whole record. A zstd frame
  * (format 4) starts with its magic number and its frame header descriptor: what follows is the

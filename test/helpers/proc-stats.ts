@@ -1,6 +1,6 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { PART_SUFFIX } from '../../versions/version-file-store.ts';
+import { PART_SUFFIX } from '../../versions/store/version-file-store.ts';
 import { fileNameOf } from '../../versions/version-label.ts';
 import { parseVersionRecord, RECORD_SUFFIX } from '../../versions/version-record.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { pois, writeQualityDrop } from '../helpers/quality-drops.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -8,7 +8,7 @@ import type { ServedVersion } from '../../api/lookup/served-version.ts';
 import { VersionCatalog } from '../../api/versions/version-catalog.ts';
 import { openVersion } from '../helpers/open-version.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
-import { DirectoryVersionStore } from '../../versions/directory-version-store.ts';
+import { DirectoryVersionStore } from '../../versions/store/directory-version-store.ts';
 import { demoFixture, type DemoFixture } from '../helpers/demo-fixture.ts';
 import { CORE_EXTRA_FIELDS, WEEKLY_EXTRA_FIELDS, writeFullDrop } from '../helpers/full-drop.ts';
 import { CORE_FIELDS, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';

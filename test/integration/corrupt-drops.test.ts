@@ -10,7 +10,7 @@ import type { LoadProgress } from '../../ingest/build/build-version.ts';
 import { main as placedata } from '../../ingest/cli/cli.ts';
 import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/cli/demo-drop.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 import { coreRow, CORE_HEADER, KEYS, weeklyRow, WEEKLY_HEADER, writeCsv } from '../helpers/write-csv.ts';

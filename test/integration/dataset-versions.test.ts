@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { writePointer } from '../../versions/pointer.ts';
+import { writePointer } from '../../versions/pointer/pointer.ts';
 import { versionFilePath } from '../../versions/version-files.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { demoFixture, expectedCore, type DemoFixture } from '../helpers/demo-fixture.ts';

@@ -12,7 +12,7 @@ import { identifyDrop } from '../../ingest/drop/drop-id.ts';
 import { listDrop } from '../../ingest/drop/list-drop.ts';
 import { openDrop } from '../../ingest/drop/open-drop.ts';
 import type { LoadReport } from '../../ingest/drop/load-report.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';

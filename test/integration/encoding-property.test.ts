@@ -5,7 +5,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { EVIDENCE_RATIO } from '../../ingest/drop/text-encoding.ts';
 import { csvField } from '../../shared/csv-field.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';

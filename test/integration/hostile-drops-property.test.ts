@@ -6,7 +6,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadDrop } from '../helpers/load-drop.ts';
 import type { LoadReport } from '../../ingest/drop/load-report.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { dropCaseArb, encodePart, expectedOf, partName, partText, reportedEncoding, type DropCase, type ExpectedReject, type ExpectedRow } from '../helpers/hostile-drop.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';

@@ -9,7 +9,7 @@ import { buildInstanceOptions } from '../../ingest/build/build-instance-options.
 import { confineLoad } from '../../ingest/build/confine-load.ts';
 import { loadDrop } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { quoteLiteral } from '../../shared/sql.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { writeParquetNamed } from '../helpers/parquet-names.ts';

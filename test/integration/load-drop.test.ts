@@ -6,7 +6,7 @@ import { queryFile } from '../helpers/query-file.ts';
 import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import { queryVersion, weeklyRowsSql } from '../helpers/open-version.ts';
 import { rollback } from '../../versions/rollback.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';

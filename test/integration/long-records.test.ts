@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { LoadResult } from '../../ingest/publish/load-drop.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { placedataPeakRss } from '../helpers/cli-peak-rss.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { coreRow, CORE_HEADER } from '../helpers/write-csv.ts';

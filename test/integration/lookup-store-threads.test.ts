@@ -12,8 +12,8 @@ import { applyDamage } from '../helpers/lookup-store-damage.ts';
 import { LookupStore } from '../../api/lookup/lookup-store.ts';
 import { StoreReadThreads } from '../../api/lookup/store-read-threads.ts';
 import { lmdbPages } from '../helpers/lmdb-pages.ts';
-import { LOOKUP_STORE_FORMAT } from '../../versions/lookup-store-format.ts';
-import { HEAD_BYTES } from '../../versions/lookup-store-head.ts';
+import { LOOKUP_STORE_FORMAT } from '../../versions/lookup-store/lookup-store-format.ts';
+import { HEAD_BYTES } from '../../versions/lookup-store/lookup-store-head.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 

@@ -12,9 +12,9 @@ import { quoteLiteral } from '../../shared/sql.ts';
 import { documentSql } from '../../versions/version-documents.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
-import { HEAD_BYTES } from '../../versions/lookup-store-head.ts';
-import { LOOKUP_STORE_FORMAT, type LookupStoreFormat } from '../../versions/lookup-store-format.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
+import { HEAD_BYTES } from '../../versions/lookup-store/lookup-store-head.ts';
+import { LOOKUP_STORE_FORMAT, type LookupStoreFormat } from '../../versions/lookup-store/lookup-store-format.ts';
 import { generateDrop } from '../../tools/generate-drop.ts';
 import { poiOf } from '../../tools/synthetic-places.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
@@ -30,7 +30,7 @@ interface Fixture {
   readonly built: BuiltLookupStore;
   readonly columns: readonly string[];
   readonly truth: Map<string, (string | null)[]>;
-  /** The store's format (versions/lookup-store-format.ts). */
+  /** The store's format (versions/lookup-store/lookup-store-format.ts). */
   readonly format: number;
   /** POIs of the drop (seed SEED), for keys it does not hold. */
   readonly pois: number;

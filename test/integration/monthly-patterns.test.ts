@@ -8,7 +8,7 @@ import { openVersion } from '../helpers/open-version.ts';
 import { asOlderRelease } from '../helpers/older-release.ts';
 import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import {

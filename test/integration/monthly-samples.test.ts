@@ -3,7 +3,7 @@ import path from 'node:path';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { readCsv } from '../helpers/demo-fixture.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { queryFile } from '../helpers/query-file.ts';

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { listVersions } from '../../ingest/cli/list-versions.ts';
 import { DEFAULT_GUARDS } from '../../shared/guard-thresholds.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { discardHeld, publishHeld } from '../../versions/publish-held.ts';
 import { rollback } from '../../versions/rollback.ts';
 import { openReadOnly } from '../../shared/duckdb-open.ts';

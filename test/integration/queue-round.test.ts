@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { testConfig } from '../helpers/test-config.ts';

@@ -4,7 +4,7 @@ import { queryFile } from '../helpers/query-file.ts';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, type LoadResult } from '../helpers/load-drop.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { EXTRA_COLUMNS, inCatalog } from '../../shared/column-catalog.ts';
 import { readCsv, type CsvRow } from '../helpers/demo-fixture.ts';
 import { CORE_FIELDS, postGraphql, WEEKLY_FIELDS } from '../helpers/graphql-client.ts';

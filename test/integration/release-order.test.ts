@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import { startServer, type RunningServer } from '../../api/server.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';

@@ -10,16 +10,16 @@ import { loadDrop } from '../helpers/load-drop.ts';
 import { loadDrop as loadDropShared } from '../../ingest/publish/load-drop.ts';
 import { rollback as rollbackShared } from '../../versions/rollback.ts';
 import type { VersionSite } from '../../versions/version-site.ts';
-import { DirectoryVersionStore } from '../../versions/directory-version-store.ts';
+import { DirectoryVersionStore } from '../../versions/store/directory-version-store.ts';
 import { AppError } from '../../shared/errors.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { RedisPublishLock } from '../../versions/redis-publish-lock.ts';
-import { RedisVersionPointer } from '../../versions/redis-version-pointer.ts';
-import { S3VersionStore } from '../../versions/s3-version-store.ts';
+import { RedisPublishLock } from '../../versions/pointer/redis-publish-lock.ts';
+import { RedisVersionPointer } from '../../versions/pointer/redis-version-pointer.ts';
+import { S3VersionStore } from '../../versions/store/s3-version-store.ts';
 import { VersionCache } from '../../versions/cache/version-cache.ts';
 import { readVersionInfo } from '../../versions/version-info.ts';
-import type { FilePart, VersionFileStore } from '../../versions/version-file-store.ts';
+import type { FilePart, VersionFileStore } from '../../versions/store/version-file-store.ts';
 import type { VersionRecord } from '../../versions/version-record.ts';
 import { startServer } from '../../api/server.ts';
 import { VersionCatalog } from '../../api/versions/version-catalog.ts';
@@ -291,10 +291,11 @@ describe('shared versions: stores, local cache, Redis pointer and lock, concurre
       ]);
 
       // Only the current version's files are on this machine (its own, and the older version's it
-      // inherits a week from): the others are listed with the facts the store recorded, and the
-      // one stored without them with what its label says.
+      // inherits a week from, fetched in the background after the process was ready on its own):
+      // the others are listed with the facts the store recorded, and the one stored without them
+      // with what its label says.
       const cached = async () => (await readdir(cacheDir)).filter((n) => n.endsWith('.duckdb')).sort();
-      expect(await cached()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`]);
+      await eventually(async () => expect(await cached()).to.deep.equal([`${older}.duckdb`, `${newer}.duckdb`]));
       let res = await versions();
       expect({ status: res.status, body: res.body }).to.deep.equal({ status: 200, body: {
         data: { dataset_versions: [labelOnly(label), full(older), full(newer)] }, extensions: { row_count: 3, version_date: newer },

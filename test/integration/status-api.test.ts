@@ -7,7 +7,7 @@ import { startServer, type RunningServer } from '../../api/server.ts';
 import { loadDrop, siteOf } from '../helpers/load-drop.ts';
 import { createKey } from '../../shared/key-store.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { demoFixture } from '../helpers/demo-fixture.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Queue } from 'bullmq';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { placedata } from '../helpers/placedata-cli.ts';
 import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.ts';

@@ -16,7 +16,7 @@ import { identifyDrop } from '../../ingest/drop/drop-id.ts';
 import { listVersions } from '../../ingest/cli/list-versions.ts';
 import { createLoadQueue, enqueueLoad } from '../../ingest/queue/load-queue.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { unchunk } from '../helpers/raw-http.ts';
 

@@ -8,7 +8,7 @@ import { DEMO_DEFAULTS, writeDemoDrop } from '../../ingest/cli/demo-drop.ts';
 import { identifyDrop } from '../../ingest/drop/drop-id.ts';
 import { createLoadQueue, enqueueLoad, type LoadJob } from '../../ingest/queue/load-queue.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
-import { openVersionFileStore } from '../../versions/open-version-store.ts';
+import { openVersionFileStore } from '../../versions/store/open-version-store.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startLoad, type Outcome, type RunningLoad } from '../helpers/load-client.ts';

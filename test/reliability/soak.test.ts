@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { siteOf } from '../helpers/load-drop.ts';
 import { rollback } from '../../versions/rollback.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { startLookupLoad } from '../helpers/lookup-load.ts';
 import { openFilesUnder, servingFiles, procStats } from '../helpers/proc-stats.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import path from 'node:path';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { eventually } from '../helpers/eventually.ts';
 import type { Outcome } from '../helpers/load-client.ts';
 import { startLookupLoad } from '../helpers/lookup-load.ts';

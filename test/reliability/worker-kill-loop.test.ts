@@ -12,7 +12,7 @@ import { createLoadQueue, enqueueLoad } from '../../ingest/queue/load-queue.ts';
 import { verifyBuiltFile } from '../../versions/verify-built-file.ts';
 import { redisConnection } from '../../shared/redis-connection.ts';
 import { createLogger } from '../../shared/logger.ts';
-import { readPointer } from '../../versions/pointer.ts';
+import { readPointer } from '../../versions/pointer/pointer.ts';
 import { versionFilePath } from '../../versions/version-files.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { CORE_QUERY, postGraphql } from '../helpers/graphql-client.ts';

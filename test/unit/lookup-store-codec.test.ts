@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { rawDictionary, RecordCompressor, RecordDecompressor, ZSTD_DICTIONARY_BYTES } from '../../versions/lookup-store-codec.ts';
-import { LookupStoreDamaged } from '../../versions/lookup-store-damaged.ts';
-import { encodeRecord, joinDocuments, readDocuments } from '../../versions/lookup-store-format.ts';
+import { rawDictionary, RecordCompressor, RecordDecompressor, ZSTD_DICTIONARY_BYTES } from '../../versions/lookup-store/lookup-store-codec.ts';
+import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
+import { encodeRecord, joinDocuments, readDocuments } from '../../versions/lookup-store/lookup-store-format.ts';
 import { crc32 } from 'node:zlib';
 
 const doc = (i: number) => JSON.stringify({ location_name: `Place ${i}`, city: i % 2 ? 'Springfield' : 'Shelbyville', raw_visit_counts: i * 7, visits_by_day: [i, i + 1, i + 2] });

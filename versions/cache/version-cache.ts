@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fsyncDir } from '../../shared/atomic-write.ts';
-import { DirectoryVersionStore } from '../directory-version-store.ts';
+import { DirectoryVersionStore } from '../store/directory-version-store.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { fileSha256 } from '../../shared/file-sha256.ts';
 import { FileVerifier } from '../../shared/file-verifier.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { processAlive } from '../../shared/process-alive.ts';
 import { LOOKUP_SUFFIX, lookupStorePath, versionFilePath } from '../version-files.ts';
-import { PART_SUFFIX, type FilePart, type VersionFileStore } from '../version-file-store.ts';
+import { PART_SUFFIX, type FilePart, type VersionFileStore } from '../store/version-file-store.ts';
 import { labelFromFileName } from '../version-label.ts';
 import { CacheReaders } from './cache-readers.ts';
 

@@ -7,7 +7,7 @@ import { nullShare, type QualityProfile, type ValueCount } from '../quality-prof
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { readManifest, routesOf, type VersionManifest } from '../version-manifest.ts';
 import type { VersionRecord } from '../version-record.ts';
-import { localVersionFile, retainedRecord } from '../retained-version.ts';
+import { localVersionFile, retainedRecord } from '../retention/retained-version.ts';
 import { CORE_COLUMNS, TABLES } from '../version-schema.ts';
 import type { VersionSite } from '../version-site.ts';
 import type { ChangedPoi, DiffPaging, Page, PeriodDiff, PoiDiff, PoiExample, ProfileDelta, ValueChange, ValueDelta, VersionDiff } from './version-diff-types.ts';

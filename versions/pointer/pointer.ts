@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../shared/atomic-write.ts';
-import { parseLabel } from './version-label.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { writeFileAtomic } from '../../shared/atomic-write.ts';
+import { parseLabel } from '../version-label.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /** The pointer file: one line, the label of the version being served. */
 export const POINTER_FILE = 'CURRENT';

@@ -1,6 +1,6 @@
-import type { StoredFile } from './version-file-store.ts';
-import type { VersionLabel } from './version-label.ts';
-import type { VersionSite } from './version-site.ts';
+import type { StoredFile } from '../store/version-file-store.ts';
+import type { VersionLabel } from '../version-label.ts';
+import type { VersionSite } from '../version-site.ts';
 
 /**
  * Which of `versions` (oldest first) retention expires: the oldest beyond `keep`, never `current`,

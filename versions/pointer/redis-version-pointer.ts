@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import type { Logger } from '../shared/logger.ts';
-import { parseLabel } from './version-label.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import type { Logger } from '../../shared/logger.ts';
+import { parseLabel } from '../version-label.ts';
 import type { VersionPointer } from './version-pointer.ts';
 
 /**

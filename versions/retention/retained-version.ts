@@ -1,7 +1,7 @@
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { parseLabel } from './version-label.ts';
-import type { VersionRecord } from './version-record.ts';
-import type { VersionSite } from './version-site.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { parseLabel } from '../version-label.ts';
+import type { VersionRecord } from '../version-record.ts';
+import type { VersionSite } from '../version-site.ts';
 
 /**
  * The record of retained version `label` (held versions too).

@@ -6,7 +6,7 @@
  * Named databases: `places` (a record per placekey of any of the file's products, keys the
  * placekey's ASCII bytes, in byte order), from format 3 `extras` (a record per key of `places`
  * when the file has any of its columns), `absent` (the absence index that proves a miss:
- * versions/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
+ * versions/lookup-store/lookup-store-absence.ts) and `meta` (the record `meta` and, from format 2, the dictionaries).
  *
  * Formats (the meta record's `format`; a reader reads all four):
  * - 1: `places` holds the spec's documents (`core`, `w<YYYYMMDD>`), stored as they are.
@@ -22,7 +22,7 @@
  *   key (the file has no such documents).
  * - 4 (written now): format 3's databases and records, each record stored as one zstd frame
  *   compressed alone with its database's dictionary of raw content (`dictionary`,
- *   `extras_dictionary`: up to 64 KiB of the file's own documents; versions/lookup-store-codec.ts)
+ *   `extras_dictionary`: up to 64 KiB of the file's own documents; versions/lookup-store/lookup-store-codec.ts)
  *   instead of lmdb's LZ4: 0.55x format 3's size at 100k POIs x 4 weeks, a record read about 0.5 us
  *   slower (bench/RESULTS.md). lmdb stores the frames as they are; the reader inflates each
  *   (bounded by the size its frame states) before the checks below, and the record has its own

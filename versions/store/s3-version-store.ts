@@ -4,12 +4,12 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client, type S3ClientConfig } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { parseVersionInfo } from './version-info.ts';
-import { fileNameOf, labelFromFileName, VERSION_FILE_SUFFIX } from './version-label.ts';
-import type { S3StoreSettings } from '../shared/config.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { parseVersionInfo } from '../version-info.ts';
+import { fileNameOf, labelFromFileName, VERSION_FILE_SUFFIX } from '../version-label.ts';
+import type { S3StoreSettings } from '../../shared/config.ts';
 import { PART_SUFFIX, type FilePart, type StoredFile, type VersionFileStore } from './version-file-store.ts';
-import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from './version-record.ts';
+import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from '../version-record.ts';
 
 /** Multipart parts of 64 MiB, 4 in flight: a multi-GB version uploads in parallel parts, with bounded memory (~256 MiB). */
 const PART_BYTES = 64 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import { watch } from 'node:fs';
-import type { Logger } from '../shared/logger.ts';
+import type { Logger } from '../../shared/logger.ts';
 import { POINTER_FILE, readPointer, writePointer } from './pointer.ts';
 
 /**
@@ -42,7 +42,7 @@ export class FileVersionPointer implements VersionPointer {
 
   /**
    * Not atomic across processes (a file cannot be): every publish on one machine holds the publish
-   * lock (versions/local-publish-lock.ts) around it, so the check and the write are one holder's.
+   * lock (versions/pointer/local-publish-lock.ts) around it, so the check and the write are one holder's.
    */
   async swap(expected: string | null, label: string): Promise<boolean> {
     if ((await readPointer(this.#dataDir)) !== expected) return false;

@@ -1,5 +1,5 @@
 /**
- * Format 4's record codec (versions/lookup-store-format.ts): each record is one zstd frame,
+ * Format 4's record codec (versions/lookup-store/lookup-store-format.ts): each record is one zstd frame,
  * compressed alone with a dictionary of its own store's documents (one for `places`, one for
  * `extras`), through zstd-napi's native binding, whose contexts keep a prepared dictionary
  * (CDict, DDict) loaded once per store: `node:zlib`'s zstd loads the dictionary on every call

@@ -1,5 +1,5 @@
-import type { VersionLabel } from './version-label.ts';
-import type { VersionRecord } from './version-record.ts';
+import type { VersionLabel } from '../version-label.ts';
+import type { VersionRecord } from '../version-record.ts';
 
 /**
  * The parts a stored file may have: its DuckDB file (`<label>.duckdb`), and its look-up store

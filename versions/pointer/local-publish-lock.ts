@@ -10,7 +10,7 @@ const STALE_MS = 30_000;
  * Serialises publishing among the processes of one machine (workers, `placedata load`, the status
  * page's rollback): a lock directory in DATA_DIR by `proper-lockfile`, renewed while held and
  * taken over once its holder stops renewing (a killed process). The many-machine form is the
- * Redis lock (versions/redis-publish-lock.ts); both are the same `PublishLock` to the pipeline.
+ * Redis lock (versions/pointer/redis-publish-lock.ts); both are the same `PublishLock` to the pipeline.
  */
 export class LocalPublishLock implements PublishLock {
   readonly #dir: string;

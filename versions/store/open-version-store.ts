@@ -1,4 +1,4 @@
-import type { VersionStoreSetting } from '../shared/config.ts';
+import type { VersionStoreSetting } from '../../shared/config.ts';
 import { DirectoryVersionStore } from './directory-version-store.ts';
 import { S3VersionStore } from './s3-version-store.ts';
 import type { VersionFileStore } from './version-file-store.ts';

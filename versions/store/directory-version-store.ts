@@ -1,11 +1,11 @@
 import { copyFile, link, mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { fsyncDir, fsyncFile, writeFileAtomic } from '../shared/atomic-write.ts';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
-import { fileNameOf, labelFromFileName } from './version-label.ts';
+import { fsyncDir, fsyncFile, writeFileAtomic } from '../../shared/atomic-write.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
+import { fileNameOf, labelFromFileName } from '../version-label.ts';
 import { PART_SUFFIX, type FilePart, type StoredFile, type VersionFileStore } from './version-file-store.ts';
-import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from './version-record.ts';
+import { parseVersionRecord, RECORD_SUFFIX, type VersionRecord } from '../version-record.ts';
 
 /**
  * A version store in a directory: DATA_DIR on one machine, or a volume every machine mounts

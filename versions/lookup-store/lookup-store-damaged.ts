@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AppError, ErrorCodes } from '../shared/errors.ts';
+import { AppError, ErrorCodes } from '../../shared/errors.ts';
 
 /**
  * A look-up store failed a check: a record that is not the key asked for, a document or header
