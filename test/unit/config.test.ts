@@ -37,6 +37,18 @@ describe('loadConfig', () => {
     expect([c.metricsToken, c.workerMetricsPort]).to.deep.equal(['scrape-token-0123456789', 9464]);
   });
 
+  it('reads the cache\'s budget (CACHE_MAX_BYTES, bytes or a size with a unit) and a request\'s wait for a file (CACHE_FETCH_WAIT_SECONDS)', () => {
+    const c = loadConfig({});
+    expect([c.cacheMaxBytes, c.cacheFetchWaitSeconds]).to.deep.equal([20 * 1024 ** 3, 30]);
+    expect(['21474836480', '20GiB', '50GB', '1.5 TiB', '512mib', '4096'].map((v) => loadConfig({ CACHE_MAX_BYTES: v }).cacheMaxBytes))
+      .to.deep.equal([21474836480, 21474836480, 50e9, 1.5 * 1024 ** 4, 512 * 1024 ** 2, 4096]);
+    expect(loadConfig({ CACHE_FETCH_WAIT_SECONDS: '0' }).cacheFetchWaitSeconds).to.equal(0);
+    for (const bad of ['lots', '-1', '0', '20 GB per disk', '1e9', '0.5']) {
+      expect(() => loadConfig({ CACHE_MAX_BYTES: bad })).to.throw(`CACHE_MAX_BYTES must be a size in bytes, such as 21474836480 or 20GiB; got "${bad}"`);
+    }
+    expect(() => loadConfig({ CACHE_FETCH_WAIT_SECONDS: '3601' })).to.throw('CACHE_FETCH_WAIT_SECONDS must be an integer from 0 to 3600; got "3601"');
+  });
+
   it('reads VERSION_STORE: none by default (one machine), a directory other than DATA_DIR, or s3:// with its S3_* and AWS_* settings', () => {
     const c = loadConfig({}, '/srv/app');
     expect([c.versionStore, c.redisPrefix, c.cacheGraceSeconds, c.stageTimeoutSeconds]).to.deep.equal([null, 'placedata', 600, 300]);
