@@ -7,8 +7,7 @@ import { createLogger } from '../shared/logger.ts';
 import { VersionCache } from '../versions/cache/version-cache.ts';
 import { DirectoryVersionStore } from '../versions/store/directory-version-store.ts';
 import { RedisVersionPointer } from '../versions/pointer/redis-version-pointer.ts';
-import { S3VersionStore } from '../versions/store/s3-version-store.ts';
-import { S3RVER_KEYS, startS3Server } from '../test/helpers/s3-server.ts';
+import { S3RVER_KEYS, s3StoreAt, startS3Server } from '../test/helpers/s3-server.ts';
 import type { Target } from './load-gen.ts';
 
 /** What the cache part needs of the bench's runner (bench/run.ts). */
@@ -46,7 +45,7 @@ const REDIS_PREFIX = 'bench-cache';
 export async function cachePart(d: CacheDeps): Promise<Record<string, unknown>> {
   const s3dir = path.join(d.work, `cache-s3-${path.basename(d.chain)}`);
   const s3 = await startS3Server(s3dir, BUCKET);
-  const store = new S3VersionStore({ bucket: BUCKET, prefix: PREFIX, endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_KEYS.AWS_SECRET_ACCESS_KEY } });
+  const store = s3StoreAt(s3.endpoint, BUCKET, PREFIX);
   const redis = new Redis('redis://127.0.0.1:6379');
   let api: ChildProcess | null = null;
   // The web process's log, kept beside the work for a look afterwards.

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { S3VersionStore } from '../../versions/store/s3-version-store.ts';
 
 /** Credentials s3rver accepts (its fixed test pair). */
 export const S3RVER_KEYS = { AWS_ACCESS_KEY_ID: 'S3RVER', AWS_SECRET_ACCESS_KEY: 'S3RVER' } as const;
@@ -38,4 +39,9 @@ export async function startS3Server(dir: string, bucket: string, port0 = 0): Pro
       await exited;
     },
   };
+}
+
+/** A version store in `bucket` under `prefix` of the s3rver at `endpoint`, with its test credentials. */
+export function s3StoreAt(endpoint: string, bucket = 'versions', prefix = 'v'): S3VersionStore {
+  return new S3VersionStore({ bucket, prefix, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_KEYS.AWS_SECRET_ACCESS_KEY } });
 }

@@ -17,7 +17,7 @@ import type { VersionSite } from '../../versions/version-site.ts';
 import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { scrape } from '../helpers/prometheus-text.ts';
-import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
+import { s3StoreAt, startS3Server } from '../helpers/s3-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { CORE_HEADER, coreRow, KEYS, WEEKLY_HEADER, weeklyRow, writeCsv } from '../helpers/write-csv.ts';
@@ -75,7 +75,6 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
   const sizes = new Map<string, number>();
   const servers: RunningServer[] = [];
 
-  const s3Store = (endpoint: string) => new S3VersionStore({ bucket: 'versions', prefix: 'v', endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_KEYS.AWS_SECRET_ACCESS_KEY } });
 
   async function serve(name: string, maxBytes: number, extra: Record<string, string> = {}): Promise<{ server: RunningServer; cacheDir: string }> {
     const cacheDir = path.join(dir, name);
@@ -90,7 +89,7 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
   before(async () => {
     dir = await makeTempDir('version-cache');
     s3 = await startS3Server(path.join(dir, 's3'), 'versions');
-    store = s3Store(s3.endpoint);
+    store = s3StoreAt(s3.endpoint);
     pointer = new RedisVersionPointer(redis, prefix);
     lock = new LocalPublishLock(path.join(dir, 'worker'));
     const worker: VersionSite = { store, pointer, lock, cache: new VersionCache(path.join(dir, 'worker'), store, createLogger('silent', 'test')), cacheGraceMs: 0 };

@@ -17,7 +17,7 @@ import { expectedCore, expectedWeekly, readCsv, type CsvRow } from '../helpers/d
 import { eventually } from '../helpers/eventually.ts';
 import { postGraphql } from '../helpers/graphql-client.ts';
 import { spawnApi, stopProcess, type SpawnedApi } from '../helpers/processes.ts';
-import { S3RVER_KEYS, startS3Server } from '../helpers/s3-server.ts';
+import { S3RVER_KEYS, s3StoreAt, startS3Server } from '../helpers/s3-server.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 import { buildSettingsOf, TEST_KEY, testConfig } from '../helpers/test-config.ts';
 import { LOOKUP_QUERY } from '../helpers/versioned-drops.ts';
@@ -70,7 +70,6 @@ class History {
   }
 }
 
-const s3StoreAt = (endpoint: string) => new S3VersionStore({ bucket: 'versions', prefix: 'v', endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: S3RVER_KEYS.AWS_ACCESS_KEY_ID, secretAccessKey: S3RVER_KEYS.AWS_SECRET_ACCESS_KEY } });
 
 async function ask(api: SpawnedApi, keys: readonly string[], week: string) {
   return postGraphql(api.url, { query: LOOKUP_QUERY, variables: { placekeys: keys, date: week } });
