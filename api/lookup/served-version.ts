@@ -243,8 +243,8 @@ export class ServedVersion {
     const refused = unavailableError(this.label, needed, this.unavailable);
     if (refused) throw refused;
     const absent = absentFor(needed, this.unavailable);
-    // A retired version's files may be evicted: work that opens files runs on its successor.
-    if ((absent.length === 0 && !this.#retired) || this.#fetchFiles === null) return work(this);
+    if ((absent.length === 0 && !this.#filesLetGo) || this.#fetchFiles === null) return work(this);
+    // Files let go of may be evicted: work that opens files runs on the version that replaced it.
     const hold = await this.#fetchFiles(this.label, absent);
     try {
       return await hold.version.using(needed, work);
@@ -432,16 +432,23 @@ export class ServedVersion {
   }
 
   /**
-   * No new request will retain it; it closes once the requests holding it finish. Its files are
-   * let go of at once: the cache may evict them while those requests finish (POSIX keeps an open
-   * file's data until its last handle closes, so what this version has open it reads whole), and
+   * No new request will retain it; it closes once the requests holding it finish. With
+   * `reopened` (the same version opened again with other files replaces it), its files are let go
+   * of at once: the cache may evict them while those requests finish (POSIX keeps an open file's
+   * data until its last handle closes, so what this version has open it reads whole), and
    * whatever they do next that opens a file goes to the version that replaced it (using()).
    */
-  retire(): void {
+  retire(reopened = false): void {
     this.#retired = true;
-    this.#releaseFiles();
+    if (reopened) {
+      this.#filesLetGo = true;
+      this.#releaseFiles();
+    }
     this.#closeIfDone();
   }
+
+  /** Whether its files were let go of before it closed (retired for a reopening): see retire(). */
+  #filesLetGo = false;
 
   get closed(): boolean {
     return this.#closed;

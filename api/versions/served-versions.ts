@@ -486,7 +486,7 @@ export class ServedVersions {
       this.#pinned.set(label, Promise.resolve(next));
       this.#pinnedOpen.set(label, next);
     }
-    before.retire();
+    before.retire(true);
     this.#log.info({ label, fetched: files, open: next.openFiles.length, absent: next.unavailable.filter((u) => u.reason === 'absent').length, ms: Date.now() - started }, 'version opened again with files fetched for requests');
     return next;
   }
