@@ -67,15 +67,14 @@ export async function cachePart(d: CacheDeps): Promise<Record<string, unknown>> 
       await writeFile(marker, JSON.stringify(labels));
       d.log(`cache: ${files.length} files uploaded to s3rver in ${Math.round((Date.now() - started) / 1000)} s`);
     }
-    const sizes = new Map<string, number>();
-    for (const v of versions) {
-      const r = (await store.record(v.label))!;
-      sizes.set(v.label, r.bytes + (r.lookup?.bytes ?? 0));
-    }
+    // The newest version's files, oldest first: its own and every one it inherits from (retention
+    // keeps the newest versions' records; their history is the files they reference).
+    const newest = versions.at(-1)!.label;
+    const record = (await store.record(newest))!;
+    const sizes = new Map<string, number>([...record.files, { label: newest, bytes: record.bytes, lookup: record.lookup }].map((f) => [f.label, f.bytes + (f.lookup?.bytes ?? 0)]));
     const history = [...sizes.values()].reduce((a, b) => a + b, 0);
     const budget = Math.floor(history / 4);
-    const newest = versions.at(-1)!.label;
-    const oldest = versions[0]!.label;
+    const oldest = record.files[0]!.label;
     const pointer = new RedisVersionPointer(redis, REDIS_PREFIX);
     await pointer.swap(await pointer.read(), newest);
 
@@ -172,7 +171,7 @@ export async function cachePart(d: CacheDeps): Promise<Record<string, unknown>> 
     const after = await readyz();
     d.log(`cache: ${d.requests} mixed look-ups in ${mixedS.toFixed(1)} s: ${JSON.stringify(Object.fromEntries(statuses))}, ${wrong} wrong; peak ${peak} bytes (budget ${budget}, largest file ${biggest})`);
     return {
-      history_bytes: history, files: versions.length, budget_bytes: budget, largest_file_bytes: biggest, oldest_file_bytes: sizes.get(oldest),
+      history_bytes: history, files: sizes.size, budget_bytes: budget, largest_file_bytes: biggest, oldest_file_bytes: sizes.get(oldest),
       first_lookup_s: round(firstS), ready_files_open: ready.files_open, ready_files_absent: ready.files_absent,
       prefetched_files: filled.prefetched, prefetched_bytes: filled.bytes,
       oldest_download_s: round(downloadS), oldest_first_lookup_s: round(oldestFirstS), lookups,
