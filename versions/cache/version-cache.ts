@@ -4,7 +4,6 @@ import path from 'node:path';
 import { fsyncDir } from '../../shared/atomic-write.ts';
 import { DirectoryVersionStore } from '../store/directory-version-store.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
-import { fileSha256 } from '../../shared/file-sha256.ts';
 import { FileVerifier } from '../../shared/file-verifier.ts';
 import type { Logger } from '../../shared/logger.ts';
 import { processAlive } from '../../shared/process-alive.ts';
@@ -161,8 +160,7 @@ export class VersionCache {
     const temp = path.join(this.dir, `.dl-${process.pid}-${randomBytes(6).toString('hex')}${PART_SUFFIX[part]}`);
     const started = Date.now();
     try {
-      await this.#store.download(label, temp, part);
-      const actual = await fileSha256(temp);
+      const actual = await this.#store.download(label, temp, part);
       if (actual !== sha256) throw new AppError(ErrorCodes.VERSION_INVALID, `version ${label}: the downloaded file's sha256 does not match the one published`);
       await rename(temp, final);
       await fsyncDir(this.dir);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -161,7 +162,7 @@ export class S3VersionStore implements VersionFileStore {
     }));
   }
 
-  async download(label: string, destFile: string, part: FilePart = 'data'): Promise<void> {
+  async download(label: string, destFile: string, part: FilePart = 'data'): Promise<string> {
     let got;
     try {
       got = await this.#s3.send(new GetObjectCommand({ Bucket: this.#settings.bucket, Key: this.#key(label, part) }));
@@ -170,7 +171,14 @@ export class S3VersionStore implements VersionFileStore {
       throw err;
     }
     if (!got.Body) throw new AppError(ErrorCodes.VERSION_NOT_FOUND, `version ${label} is not stored`);
-    await pipeline(got.Body as Readable, createWriteStream(destFile, { flags: 'wx' }));
+    const hash = createHash('sha256');
+    await pipeline(got.Body as Readable, async function* (chunks: AsyncIterable<Buffer>) {
+      for await (const chunk of chunks) {
+        hash.update(chunk);
+        yield chunk;
+      }
+    }, createWriteStream(destFile, { flags: 'wx' }));
+    return hash.digest('hex');
   }
 
   async removeRecord(label: string): Promise<void> {

@@ -37,11 +37,12 @@ export interface VersionFileStore {
   /** Makes a stored file a version: writes its record, durably. */
   putRecord(label: string, record: VersionRecord): Promise<void>;
   /**
-   * Writes a stored file's `part` to `destFile` (created; the caller verifies the sha256 it
-   * expects and renames it into place).
+   * Writes a stored file's `part` to `destFile` (created; the caller checks the sha256 it
+   * expects and renames it into place), and gives the SHA-256 (hex) of the bytes written,
+   * computed as they were written (a multi-GB file is not read a second time to be proved).
    * @throws AppError VERSION_NOT_FOUND when no file has that label (or that part).
    */
-  download(label: string, destFile: string, part?: FilePart): Promise<void>;
+  download(label: string, destFile: string, part?: FilePart): Promise<string>;
   /** Expires a version: deletes its record (its file stays until nothing references it). */
   removeRecord(label: string): Promise<void>;
   /** Deletes a stored file, every part of it (its record first, if it still has one). */
