@@ -19,8 +19,9 @@ export const OUTCOMES = ['ok', 'refused', 'rate_limited', 'error', 'aborted'] as
 export type Outcome = (typeof OUTCOMES)[number];
 
 const CODES: ReadonlySet<string> = new Set(Object.values(ErrorCodes));
-// UNAVAILABLE: the version store did not answer (or gave a bad copy), not the caller's doing.
-const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY, ErrorCodes.UNAVAILABLE]);
+// UNAVAILABLE: the version store did not answer (or gave a bad copy); DATA_FETCHING: a file did not
+// arrive in time. Neither is the caller's doing.
+const OURS: ReadonlySet<string> = new Set([ErrorCodes.INTERNAL_SERVER_ERROR, ErrorCodes.NOT_READY, ErrorCodes.UNAVAILABLE, ErrorCodes.DATA_FETCHING]);
 
 /** The API path a request names, or null for the rest (health, metrics, pages): those are not API requests. */
 function apiPath(req: Request): 'graphql' | 'export' | null {
