@@ -108,6 +108,8 @@ export class ServedVersion {
    * that need those partitions are refused (DATA_UNAVAILABLE), the rest is served. Empty when whole.
    */
   readonly unavailable: readonly UnavailableData[];
+  /** The labels of its inherited files not fetched to this machine yet (fetched when a request needs them). */
+  readonly absentFiles: readonly string[];
   /** Look-ups answered from each path, since the version opened. */
   readonly lookupCounts: Record<LookupPath, number> = { lookup_store: 0, duckdb: 0 };
   readonly #routes: PartitionRoutes;
@@ -158,6 +160,7 @@ export class ServedVersion {
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
     this.unavailable = unavailableData(unavailable, this.#routes);
+    this.absentFiles = unavailable.filter((u) => u.reason === 'absent').map((u) => u.label);
     this.weeks = [...this.#routes.weeks.keys()];
     this.months = [...this.#routes.months.keys()];
     this.latestWeek = this.weeks.at(-1) ?? null;

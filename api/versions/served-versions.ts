@@ -148,7 +148,7 @@ export class ServedVersions {
     if (!this.#files.remote) return null;
     const cache = this.#files.cache;
     const current = this.#current;
-    const absent = current ? current.unavailable.filter((u) => u.reason === 'absent').length : 0;
+    const absent = current?.absentFiles.length ?? 0;
     return {
       bytes: await cache.bytes(), maxBytes: cache.maxBytes, filesOpen: current?.openFiles.length ?? 0, filesAbsent: absent,
       fetches: cache.counts.fetches, evictions: cache.counts.evictions, ...this.fetchCounts, prefetching: this.#prefetching !== null,
@@ -376,7 +376,7 @@ export class ServedVersions {
     // Where the switch's time went: the files got (downloaded or proved), opened, warmed.
     const ms = { files: got - started, open: opened - got, warm: Date.now() - opened };
     this.#log.info({ label, previous: previous?.label ?? null, files: set.files.size + 1, stores: set.stores.size, lookups: next.lookupPath, ms }, 'serving version');
-    const absent = next.unavailable.length - damagedFiles(next.unavailable).length;
+    const absent = next.absentFiles.length;
     if (absent) this.#log.info({ label, absent, open: next.openFiles.length }, 'serving the version before its older files are here: fetched when first asked, and in the background while the cache budget allows');
     if (damagedFiles(next.unavailable).length) {
       this.#log.error({ label, unavailable: damagedFiles(next.unavailable) }, 'serving the version without files it inherits: requests needing what they hold are refused (DATA_UNAVAILABLE), the rest is served');
@@ -411,7 +411,8 @@ export class ServedVersions {
       if (files.length) this.fetchCounts.timeouts++;
       return new AppError(ErrorCodes.DATA_FETCHING, `Dataset version ${label}: the data this request needs is being fetched to this server; try again shortly`);
     };
-    const has = (v: ServedVersion | null): v is ServedVersion => v !== null && !v.closed && files.every((f) => v.openFiles.includes(f) || !v.unavailable.some((u) => u.label === f && u.reason === 'absent'));
+    // Open with them, or they are not absent (missing or damaged: the request is refused for that).
+    const has = (v: ServedVersion | null): v is ServedVersion => v !== null && !v.closed && !files.some((f) => v.absentFiles.includes(f));
     for (;;) {
       const open = this.#openVersion(label);
       if (has(open)) return lease(open);
@@ -487,7 +488,7 @@ export class ServedVersions {
       this.#pinnedOpen.set(label, next);
     }
     before.retire(true);
-    this.#log.info({ label, fetched: files, open: next.openFiles.length, absent: next.unavailable.filter((u) => u.reason === 'absent').length, ms: Date.now() - started }, 'version opened again with files fetched for requests');
+    this.#log.info({ label, fetched: files, open: next.openFiles.length, absent: next.absentFiles.length, ms: Date.now() - started }, 'version opened again with files fetched for requests');
     return next;
   }
 

@@ -186,12 +186,7 @@ export class VersionCache {
 
   /** The bytes the cached files take now: every `<label>.duckdb` and `<label>.lookup`, and downloads under way. */
   async bytes(): Promise<number> {
-    let total = 0;
-    for (const [, bytes] of await this.#cached()) total += bytes;
-    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
-      if (DOWNLOAD_RE.test(name)) total += await stat(path.join(this.dir, name)).then((s) => s.size, () => 0);
-    }
-    return total;
+    return (await this.#scan()).total;
   }
 
   /**
@@ -205,16 +200,18 @@ export class VersionCache {
     return release;
   }
 
-  /** Cached labels with the bytes of their file and store. */
-  async #cached(): Promise<Map<string, number>> {
-    const out = new Map<string, number>();
+  /** One listing of the folder: cached labels with the bytes of their file and store, and the total with downloads under way. */
+  async #scan(): Promise<{ labels: Map<string, number>; total: number }> {
+    const labels = new Map<string, number>();
+    let total = 0;
     for (const name of await readdir(this.dir).catch(() => [] as string[])) {
       const label = labelFromFileName(name)?.label ?? (name.endsWith(LOOKUP_SUFFIX) ? labelFromFileName(name.slice(0, -LOOKUP_SUFFIX.length) + PART_SUFFIX.data)?.label : undefined);
-      if (!label) continue;
+      if (!label && !DOWNLOAD_RE.test(name)) continue;
       const bytes = await stat(path.join(this.dir, name)).then((s) => s.size, () => 0);
-      out.set(label, (out.get(label) ?? 0) + bytes);
+      total += bytes;
+      if (label) labels.set(label, (labels.get(label) ?? 0) + bytes);
     }
-    return out;
+    return { labels, total };
   }
 
   /**
@@ -239,9 +236,9 @@ export class VersionCache {
   }
 
   async #trimOnce(): Promise<void> {
-    let total = await this.bytes();
+    const { labels: cached, total: before } = await this.#scan();
+    let total = before;
     if (total <= this.maxBytes) return;
-    const cached = await this.#cached();
     const read = await this.readers.all();
     const now = Date.now();
     const candidates = [...cached.keys()].filter((l) => !read.has(l) && now - (this.#fresh.get(l) ?? 0) > FRESH_MS);
