@@ -7,6 +7,7 @@ import {
 import type { RequestContext } from './request-context.ts';
 import { RAW_DOCUMENT } from '../lookup/stored-document.ts';
 import { walkFields } from './collect-fields.ts';
+import { markStep } from '../../shared/step-marks.ts';
 
 /**
  * Thrown inside the compiled path for anything it does not reproduce exactly (a field error, a
@@ -259,6 +260,7 @@ function replayResolver(replay: GraphQLSchema) {
 }
 
 async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, PromiseSettledResult<unknown>>): Promise<Record<string, unknown>> {
+  markStep('variables');
   const coerced = getVariableValues(args.schema, plan.operation.variableDefinitions ?? [], args.variableValues ?? {});
   if (coerced.errors) fallback();
   const variables = coerced.coerced;
@@ -267,6 +269,7 @@ async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, Promis
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const d of args.document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const ctx = args.contextValue;
+  markStep('resolve');
   // Root resolvers all start before any is awaited, as graphql-js runs a query's root fields.
   const pending = plan.fields.map((f) => {
     if (f.typename !== null || !f.def!.resolve) return f.typename ?? (args.rootValue as Record<string, unknown> | undefined)?.[f.name];
@@ -281,6 +284,7 @@ async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, Promis
     }
   });
   const settled = await Promise.allSettled(pending);
+  markStep('complete');
   plan.fields.forEach((f, i) => {
     if (f.typename === null) resolved.set(f.key, settled[i]!);
   });

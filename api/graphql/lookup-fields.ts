@@ -8,6 +8,7 @@ import { PlaceQueryInput } from './place-query-input.ts';
 import { planLookup } from './plan-lookup.ts';
 import { PlacekeyScalar } from './placekey-scalar.ts';
 import type { Entry, RequestContext } from './request-context.ts';
+import { markStep } from '../../shared/step-marks.ts';
 
 /**
  * The entries of a look-up, one per requested Placekey in request order, their documents fetched
@@ -19,9 +20,13 @@ export async function lookupEntries(placekeys: readonly string[], ctx: RequestCo
     throw new AppError(ErrorCodes.BATCH_TOO_LARGE, `${field} takes at most ${ctx.maxBatch} placekeys; got ${placekeys.length}`);
   }
   const version = ctx.lease.version;
+  markStep('plan');
   const plan = planLookup(info, version);
+  markStep('placekeys');
   const canonical = placekeys.map(canonicalPlacekey);
+  markStep('read');
   const found = await findDocuments(version, plan, [...new Set(canonical)]);
+  markStep('entries');
   return placekeys.map((placekey, i) => ({ placekey, canonical: canonical[i]!, found: found.get(canonical[i]!), latestWeek: version.latestWeek, latestMonth: version.latestMonth }));
 }
 

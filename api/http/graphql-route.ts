@@ -19,6 +19,7 @@ import { leaseOf } from './take-lease.ts';
 import { requestState } from './request-state.ts';
 import type { VersionDiffFn } from '../graphql/request-context.ts';
 import { FETCH_RETRY_SECONDS } from '../lookup/unavailable-data.ts';
+import { markStep } from '../../shared/step-marks.ts';
 
 export interface GraphqlRouteOptions extends QueryLimits {
   readonly schema: GraphQLSchema;
@@ -94,6 +95,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     parse: (query) => readState().operation?.document ?? documents.parse(typeof query === 'string' ? query : query.body),
     // One schema and one rule list (ours after the specified rules), so a document's errors never change.
     validate: (schema, document, rules) => {
+      markStep('validate');
       let errors = validated.get(document);
       if (!errors) {
         errors = graphqlValidate(schema, document, rules).map((e) => (e.extensions['code'] ? e : withCode(e, ErrorCodes.GRAPHQL_VALIDATION_FAILED)));
@@ -113,10 +115,12 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
     // graphql-http's reading of the parameters, done once by readOperation (the rate limiter and
     // the log read the same).
     parseRequestParams: (req) => {
+      markStep('graphql-http');
       const read = readState().graphql!;
       return read.params ?? answer(req.headers, NOT_WELL_FORMED, { errors: [formatError(read.error)] });
     },
     onOperation: (req, args, result) => {
+      markStep('respond');
       const res = (req.context as { res: Response }).res;
       const rowCount = countRows((result as ExecutionResult).data, (args.contextValue as RequestContext).rowsByRootKey);
       requestState(res).rowCount = rowCount;
@@ -135,6 +139,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       // Serialised here rather than by graphql-http, whose JSON.stringify takes a replacer that
       // visits every value looking for Error instances: an executed result holds none and its
       // errors are formatted here, and without the replacer V8 serialises it twice as fast.
+      markStep('serialise');
       return answer(req.headers, SERVED, formatted ? { ...body, errors: formatted } : body);
     },
     formatError,
@@ -145,9 +150,14 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
   const handler = async (req: Request, res: Response): Promise<void> => {
     const raw = new RawDocuments();
     const [body, init] = await handle({ url: req.url, method: req.method, headers: req.headers, body: () => req.body as unknown as string, raw: req, context: { res, raw } });
+    markStep('splice');
     res.status(init.status).set(init.headers ?? {});
     if (body === null) res.end();
-    else res.send(raw.splice(body));
+    else {
+      const sent = raw.splice(body);
+      markStep('write');
+      res.send(sent);
+    }
   };
   return (req: Request, res: Response): Promise<void> => answering.run(res, () => handler(req, res));
 }

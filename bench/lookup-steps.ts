@@ -1,0 +1,150 @@
+/**
+ * The step timer of one look-up (issue 43): the web process's server started in this process on a
+ * loaded DATA_DIR, sent one `batch_lookup` at a time over a keep-alive connection, and each
+ * request's time split at the marks its steps publish: Node's own `http.server.request.start` and
+ * `http.server.response.finish`, each Express layer's start (router's `express.router.request`
+ * tracing channel) and the service's `placedata.step` marks (shared/step-marks.ts). A step runs from
+ * its mark to the next. Rounds of traced requests alternate with untraced ones, whose p50 is the
+ * figure without the timer's own cost.
+ *
+ *   node bench/lookup-steps.ts --data bench/work/data-200000x4 --pois 200000 [--keys 100] [--fields spec|every]
+ */
+import { subscribe, tracingChannel } from 'node:diagnostics_channel';
+import { Command } from 'commander';
+import { loadConfig } from '../shared/config.ts';
+import { createLogger } from '../shared/logger.ts';
+import { STEP_CHANNEL } from '../shared/step-marks.ts';
+import { startServer } from '../api/server.ts';
+import { poiOf } from '../tools/synthetic-places.ts';
+import { HttpConnection } from './http-client.ts';
+
+const KEY = 'bench-steps-key';
+const CORE_FIELDS = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
+const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
+/** Every document of core and the week: the spec's fields and those beyond them (bench/extras-paths.ts's). */
+const EVERY_CORE = `${CORE_FIELDS} brands { safegraph_brand_id brand_name } opened_on closed_on tracking_closed_since websites phone_number open_hours category_tags`;
+const EVERY_WEEKLY = `${WEEKLY_FIELDS} visits_by_each_hour poi_cbg visitor_home_cbgs visitor_country_of_origin distance_from_home median_dwell bucketed_dwell_times related_same_day_brand related_same_week_brand device_type`;
+
+const program = new Command()
+  .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
+  .requiredOption('--pois <n>', 'POIs the drop was generated with')
+  .option('--keys <n>', 'Placekeys a request', '100')
+  .option('--fields <f>', 'spec: the spec fields of core and one week; every: every field of both', 'spec')
+  .option('--week <date>', 'a day of the week asked for', '2022-01-19')
+  .option('--rounds <n>', 'rounds, each traced then untraced', '6')
+  .option('--requests <n>', 'requests a round', '500')
+  .option('--env <k=v...>', 'more settings of the server (as the environment would give them)', [])
+  .parse();
+const opts = program.opts<{ data: string; pois: string; keys: string; fields: string; week: string; rounds: string; requests: string; env: string[] }>();
+
+const pois = Number(opts.pois);
+const known = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => poiOf(1, Math.floor((j * 2654435761) % pois)).placekey);
+const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(1, pois + j).placekey);
+const batch = () => Array.from({ length: Number(opts.keys) }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!));
+const [core, weekly] = opts.fields === 'every' ? [EVERY_CORE, EVERY_WEEKLY] : [CORE_FIELDS, WEEKLY_FIELDS];
+const query = `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${core} } placedata_weekly_patterns(date: "${opts.week}") { ${weekly} } } }`;
+
+const env = Object.fromEntries(opts.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const config = loadConfig({ DATA_DIR: opts.data, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, RATE_LIMIT_POINTS: '0', LOG_LEVEL: 'warn', ...env });
+const server = await startServer(config, createLogger('warn', 'bench-steps'));
+const url = new URL(server.url);
+const connection = new HttpConnection(url);
+const headers = { 'content-type': 'application/json', apikey: KEY };
+
+// The timeline of the request being answered: [step, time] from its start.
+let marks: [string, number][] = [];
+const mark = (step: string) => marks.push([step, performance.now()]);
+let layers = 0;
+const onStart = () => {
+  marks = [];
+  layers = 0;
+  mark('http: request read');
+};
+const onFinish = () => mark('(end)');
+const onLayer = (ctx: unknown) => {
+  const name = (ctx as { handler?: { name?: string } }).handler?.name;
+  layers++;
+  mark(`express ${layers}: ${name || 'anonymous'}`);
+};
+const onStep = (step: unknown) => mark(String(step));
+const router = tracingChannel('express.router.request');
+const none = () => undefined;
+const traced = { start: onLayer, end: none, asyncStart: none, asyncEnd: none, error: none };
+const trace = (on: boolean) => {
+  if (on) {
+    subscribe('http.server.request.start', onStart);
+    subscribe('http.server.response.finish', onFinish);
+    subscribe(STEP_CHANNEL, onStep);
+    router.subscribe(traced);
+  } else {
+    unsubscribeAll();
+  }
+};
+const { unsubscribe } = await import('node:diagnostics_channel');
+const unsubscribeAll = () => {
+  unsubscribe('http.server.request.start', onStart);
+  unsubscribe('http.server.response.finish', onFinish);
+  unsubscribe(STEP_CHANNEL, onStep);
+  router.unsubscribe(traced);
+};
+
+async function one(): Promise<number> {
+  const keys = batch();
+  const body = JSON.stringify({ query, variables: { placekeys: keys } });
+  const t = performance.now();
+  const res = await connection.request('POST', '/v1/graphql', headers, body);
+  const ms = performance.now() - t;
+  const answer = JSON.parse(res.body.toString('utf8')) as { data?: { batch_lookup: unknown[] }; errors?: unknown };
+  if (res.status !== 200 || answer.errors || answer.data?.batch_lookup.length !== keys.length) throw new Error(`status ${res.status}: ${res.body.toString('utf8').slice(0, 300)}`);
+  return ms;
+}
+
+async function floor(): Promise<number> {
+  const t = performance.now();
+  const res = await connection.request('POST', '/v1/graphql', headers, '{"query":"{ __typename }"}');
+  const ms = performance.now() - t;
+  if (res.status !== 200) throw new Error(`floor: status ${res.status}`);
+  return ms;
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!;
+};
+
+for (let i = 0; i < 300; i++) await one(); // warm-up: compiled plans, the store's pages
+const steps = new Map<string, number[]>();
+const tracedTimes: number[] = [];
+const untracedTimes: number[] = [];
+const serverTimes: number[] = [];
+const floorTimes: number[] = [];
+for (let round = 0; round < Number(opts.rounds); round++) {
+  trace(true);
+  for (let i = 0; i < Number(opts.requests); i++) {
+    tracedTimes.push(await one());
+    const at = marks;
+    if (at.length < 2 || at[at.length - 1]![0] !== '(end)') throw new Error(`marks out of order: ${JSON.stringify(at.map((m) => m[0]))}`);
+    // A step's time in this request (a step marked twice is summed).
+    const here = new Map<string, number>();
+    for (let m = 0; m + 1 < at.length; m++) here.set(at[m]![0], (here.get(at[m]![0]) ?? 0) + at[m + 1]![1] - at[m]![1]);
+    for (const [step, ms] of here) steps.set(step, [...(steps.get(step) ?? []), ms]);
+    serverTimes.push(at[at.length - 1]![1] - at[0]![1]);
+  }
+  trace(false);
+  for (let i = 0; i < Number(opts.requests); i++) untracedTimes.push(await one());
+  for (let i = 0; i < Number(opts.requests); i++) floorTimes.push(await floor());
+}
+connection.close();
+await server.close();
+
+const n = tracedTimes.length;
+console.log(`\n${opts.keys} keys (${opts.fields} fields: core + the week of ${opts.week}), ${n} traced and ${untracedTimes.length} untraced requests, one at a time (${opts.data})`);
+console.log(`p50 over the connection: untraced ${median(untracedTimes).toFixed(3)} ms (the floor \`{ __typename }\` ${median(floorTimes).toFixed(3)} ms: ${(median(untracedTimes) / median(floorTimes)).toFixed(2)}x), traced ${median(tracedTimes).toFixed(3)} ms; server, request read to response finished (traced): ${median(serverTimes).toFixed(3)} ms`);
+console.log('\n| step (from its mark to the next) | median us | mean us | requests |\n|---|---|---|---|');
+let sum = 0;
+for (const [step, times] of steps) {
+  const mean = times.reduce((a, b) => a + b, 0) / times.length;
+  sum += median(times);
+  console.log(`| ${step} | ${(median(times) * 1000).toFixed(0)} | ${(mean * 1000).toFixed(0)} | ${times.length} |`);
+}
+console.log(`| (sum of medians) | ${(sum * 1000).toFixed(0)} | | |`);
