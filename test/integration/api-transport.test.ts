@@ -92,6 +92,28 @@ describe('transport: methods, content types, batches, Accept and CORS each get t
     }
   });
 
+  it('the same Content-Type and Accept answered the same every time (the guard keeps graphql-http\'s answer per pair), each pair its own', async () => {
+    const unsupported = badRequest('Unsupported content type: send application/json (UTF-8)');
+    const notAcceptable = badRequest('Not acceptable: the API answers application/graphql-response+json or application/json');
+    const cases: [Record<string, string>, number, unknown][] = [
+      [{ 'content-type': 'text/csv', accept: 'application/json' }, 415, unsupported],
+      [{ 'content-type': 'application/json', accept: 'text/csv' }, 406, notAcceptable],
+      [{ 'content-type': 'application/json', accept: 'application/json' }, 200, typename()],
+      [{ 'content-type': 'text/csv', accept: 'text/csv' }, 406, notAcceptable],
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const [headers, status, body] of cases) {
+        const res = await post(TYPENAME, headers);
+        expect([res.status, res.body], `${JSON.stringify(headers)}, round ${round}`).to.deep.equal([status, body]);
+      }
+    }
+    // A GET's answer depends on its URL: one that does not parse is answered as such each time.
+    for (let round = 0; round < 2; round++) {
+      const res = await send({ method: 'GET', path: `/v1/graphql?query=${encodeURIComponent('{ __typename }')}` });
+      expect([res.status, res.body]).to.deep.equal([200, typename()]);
+    }
+  });
+
   it('bodies that are not one operation: a JSON array (batching) is refused; other JSON values, an empty body, a query or variables of the wrong type are 400', async () => {
     const batch = await post(JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]));
     expect([batch.status, batch.body]).to.deep.equal([400, badRequest('Batched operations (a JSON array) are not supported: send one operation per request')]);
