@@ -70,7 +70,7 @@ export class ApiMetrics {
       },
     });
     new Gauge({
-      name: 'placedata_lookup_store_thread_reads', help: 'Look-up store reads made on the read threads (LOOKUP_STORE_THREADS) since the process started: a look-up reading several files\' stores reads all but one there', registers,
+      name: 'placedata_lookup_store_thread_reads', help: 'Look-up store reads made on the read threads (LOOKUP_STORE_THREADS) since the process started: a look-up reading several files\' stores reads all but one there, one of a single file and 64 keys or more half its keys', registers,
       collect() {
         this.set(store.storeThreadReads);
       },

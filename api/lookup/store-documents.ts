@@ -1,6 +1,7 @@
 import { moreWanted, place, targetsOf, type DocumentSources, type Found, type LookupRequest, type Target } from './lookup-queries.ts';
 import type { LookupStore, StoredDocuments } from './lookup-store.ts';
 import { storedDocument } from './stored-document.ts';
+import { markStep } from '../../shared/step-marks.ts';
 
 /**
  * Whether the look-up stores can answer a request: every document it needs from a file whose
@@ -25,6 +26,12 @@ export interface StoreReader {
  * costs more than their reads.
  */
 const KEYS_ON_THIS_THREAD = 16;
+/**
+ * A look-up of one file with at least this many keys, while this thread is not saturated, is
+ * split: half its keys read on a read thread while this thread reads the other half (the
+ * thread's round trip is paid once, the reads overlap).
+ */
+const SPLIT_KEYS = 64;
 
 interface Read {
   readonly wanted: readonly Target[];
@@ -37,8 +44,9 @@ interface Read {
  * threads (docs/architecture.md, Performance):
  * - this thread reads the first file's store (core's, when asked) and the threads the others,
  *   at the same time (a week of an older drop is in another file than core): the descents
- *   overlap. A look-up of one file, or of at most 16 keys, is read here whole: waking an idle
- *   thread costs more than those reads.
+ *   overlap. A look-up of one file of SPLIT_KEYS keys or more is split: half of them read on a
+ *   thread, half here. A look-up of at most 16 keys, or of one file and fewer than SPLIT_KEYS,
+ *   is read here whole: waking an idle thread costs more than those reads.
  * - while this thread is saturated, every read goes to the threads (each file's keys split
  *   among them when there are more threads than files): this thread is what the process's
  *   throughput is bound by, and it then has other requests waiting.
@@ -57,11 +65,21 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
   const parts = allApart ? Math.max(1, Math.floor(threads / byFile.size)) : 1;
   const size = Math.ceil(keys.length / parts);
   const reads: Read[] = [];
-  let here: { wanted: Target[]; file: string; columns: string[] } | null = null;
+  let here: { wanted: Target[]; file: string; columns: string[]; keys: readonly string[] } | null = null;
+  if (threads > 0 && !allApart && byFile.size === 1 && keys.length >= SPLIT_KEYS) {
+    const [file, wanted] = [...byFile][0]!;
+    const columns = wanted.map((t) => t.column);
+    const half = Math.floor(keys.length / 2);
+    const read = reader!.lookup(file, keys.slice(half), columns);
+    read.catch(() => undefined);
+    reads.push({ wanted, read });
+    here = { wanted, file, columns, keys: keys.slice(0, half) };
+    byFile.clear();
+  }
   for (const [file, wanted] of byFile) {
     const columns = wanted.map((t) => t.column);
     if (threads === 0 || (!allApart && here === null)) {
-      if (here === null) here = { wanted, file, columns };
+      if (here === null) here = { wanted, file, columns, keys };
       else reads.push({ wanted, read: stores.get(file)!.lookup(keys, columns) });
       continue;
     }
@@ -73,9 +91,10 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
     }
   }
   // Read here after the threads' reads are sent, so that they run meanwhile.
-  if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(keys, here.columns) });
+  if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(here.keys, here.columns) });
   const found = new Map<string, Found>();
   const more = moreWanted(request);
+  markStep('place');
   for (const { wanted, read } of reads) {
     for (const [placekey, docs] of await read) {
       docs.forEach((doc, c) => {

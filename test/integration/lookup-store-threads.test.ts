@@ -95,6 +95,38 @@ describe('look-ups that read several files\' stores, the older read on a read th
     });
   }
 
+  // A look-up of one file (core and the newest week, both in the newer file's store) of 64 keys or
+  // more, the main thread not saturated: half its keys are read on a thread, half here.
+  it('a one-file look-up of many keys, split between the main thread and a read thread (or wholly on the threads when saturated): the answer DuckDB gives, in order', async () => {
+    const oneFile = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name city naics_code }
+      placedata_weekly_patterns(date: "2022-02-07") { date_range_start raw_visitor_counts visits_by_day } } }`;
+    // 120 known keys (one asked twice) and 10 unknown: 130 distinct.
+    const many = [...Array.from({ length: 120 }, (_, i) => poiOf(SEED, i * 16).placekey), poiOf(SEED, 16).placekey, ...Array.from({ length: 10 }, (_, i) => poiOf(SEED, POIS + i).placekey)];
+    const asked = [many, many.slice(0, 64), many.slice(0, 63), many.slice(60)];
+    const answers = async (server: RunningServer) => Promise.all(asked.map(async (k) => (await postGraphql(server.url, { query: oneFile, variables: { k } })).body));
+    const duckdb = await serve(dataDir, { LOOKUP_STORES: 'false' });
+    let expected: Awaited<ReturnType<typeof answers>>;
+    try {
+      expected = await answers(duckdb.server);
+    } finally {
+      await duckdb.server.close();
+    }
+    expect(expected.map((b) => (b.data.batch_lookup as unknown as { placedata_core: unknown }[]).filter((e) => e.placedata_core !== null).length)).to.deep.equal([121, 64, 63, 61]);
+    // [read threads, LOOKUP_STORE_SATURATION, reads made on the threads by the four look-ups]:
+    // unsaturated, the three of 64 distinct keys or more are split (one thread read each);
+    // saturated, every read goes to the threads, split among them.
+    for (const [threads, saturation, threadReads] of [['0', '1', 0], ['1', '1', 3], ['2', '1', 3], ['1', '0', 4], ['2', '0', 8]] as const) {
+      const { server } = await serve(dataDir, { LOOKUP_STORE_THREADS: threads, LOOKUP_STORE_SATURATION: saturation });
+      try {
+        expect(await answers(server), `${threads} threads, saturation ${saturation}`).to.deep.equal(expected);
+        expect([server.store.current!.lookupCounts, await failures(server), await metric(server, 'placedata_lookup_store_thread_reads')], `${threads} threads, saturation ${saturation}`)
+          .to.deep.equal([{ lookup_store: 4, duckdb: 0 }, 0, threadReads]);
+      } finally {
+        await server.close();
+      }
+    }
+  });
+
   it('the older store damaged while it serves (a record\'s zstd frame: its magic number, its blocks): the read thread\'s refusal sends the version to DuckDB, logged and counted, every answer right', async () => {
     const file = await readFile(original);
     const label = path.basename(olderStore, '.lookup');
