@@ -3,6 +3,46 @@ import type { Row } from './lookup-queries.ts';
 /** The JSON text's bytes a row was read from, on rows made by `storedDocument` (undefined on any other row). */
 export const RAW_DOCUMENT = Symbol('raw document');
 
+/** A stored row's state, kept on its proxy's target under a symbol (configurable: no proxy invariant binds it). */
+const STATE = Symbol('stored document');
+
+interface State {
+  readonly bytes: Buffer;
+  readonly placekey: string;
+  parsed: Row | null;
+}
+
+type Target = { [STATE]: State };
+
+function row(target: Target): Row {
+  const state = target[STATE];
+  if (state.parsed === null) {
+    state.parsed = JSON.parse(state.bytes.toString('utf8')) as Row;
+    state.parsed['placekey'] = state.placekey;
+  }
+  return state.parsed;
+}
+
+/**
+ * One handler for every stored row: a look-up makes a row per document (about 200 for 100 keys of
+ * core and one week), and a handler of closures per row cost about half of placing them.
+ */
+const HANDLER: ProxyHandler<Target> = {
+  get: (t, key) => (key === RAW_DOCUMENT ? t[STATE].bytes : row(t)[key as string]),
+  set: (t, key, value) => {
+    row(t)[key as string] = value;
+    return true;
+  },
+  has: (t, key) => key in row(t),
+  ownKeys: (t) => Reflect.ownKeys(row(t)),
+  getOwnPropertyDescriptor: (t, key) => {
+    const d = Reflect.getOwnPropertyDescriptor(row(t), key);
+    return d === undefined ? undefined : { ...d, configurable: true };
+  },
+  defineProperty: (t, key, d) => Reflect.defineProperty(row(t), key, d),
+  deleteProperty: (t, key) => Reflect.deleteProperty(row(t), key),
+};
+
 /**
  * A document read from a look-up store (its JSON text's UTF-8 bytes), parsed only when a field of
  * it is first read. A response that selects exactly the document's own fields, in its order, is
@@ -11,27 +51,5 @@ export const RAW_DOCUMENT = Symbol('raw document');
  * its `placekey` set, as a DuckDB look-up gives it.
  */
 export function storedDocument(bytes: Buffer, placekey: string): Row {
-  let parsed: Row | null = null;
-  const row = (): Row => {
-    if (parsed === null) {
-      parsed = JSON.parse(bytes.toString('utf8')) as Row;
-      parsed['placekey'] = placekey;
-    }
-    return parsed;
-  };
-  return new Proxy({} as Row, {
-    get: (_t, key) => (key === RAW_DOCUMENT ? bytes : row()[key as string]),
-    set: (_t, key, value) => {
-      row()[key as string] = value;
-      return true;
-    },
-    has: (_t, key) => key in row(),
-    ownKeys: () => Reflect.ownKeys(row()),
-    getOwnPropertyDescriptor: (_t, key) => {
-      const d = Reflect.getOwnPropertyDescriptor(row(), key);
-      return d === undefined ? undefined : { ...d, configurable: true };
-    },
-    defineProperty: (_t, key, d) => Reflect.defineProperty(row(), key, d),
-    deleteProperty: (_t, key) => Reflect.deleteProperty(row(), key),
-  });
+  return new Proxy({ [STATE]: { bytes, placekey, parsed: null } } as Target, HANDLER) as unknown as Row;
 }
