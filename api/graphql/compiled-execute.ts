@@ -1,5 +1,6 @@
 import {
   GraphQLObjectType, GraphQLSchema, Kind, defaultFieldResolver, execute, getArgumentValues, getOperationAST, getVariableValues, isLeafType, isListType, isNonNullType, isObjectType,
+  isScalarType, typeFromAST, type GraphQLInputType, type GraphQLScalarType, type VariableDefinitionNode,
   type DocumentNode, type ExecutionArgs, type ExecutionResult, type FieldNode, type FragmentDefinitionNode, type GraphQLField,
   type GraphQLFieldConfigMap, type GraphQLOutputType, type GraphQLResolveInfo, type OperationDefinitionNode,
   type SelectionSetNode,
@@ -38,6 +39,81 @@ interface Plan {
   readonly fields: readonly CompiledField[];
   /** Every field with arguments, in the order of their slots in the per-request array. */
   readonly withArgs: readonly CompiledField[];
+  /** The operation's variables coerced without graphql-js (see variableCoercer), or null: graphql-js coerces them. */
+  readonly coerce: VariableCoercer | null;
+}
+
+/** Coerced variables, or null when graphql-js must coerce them (it then also says what is wrong). */
+type VariableCoercer = (inputs: Readonly<Record<string, unknown>>) => Record<string, unknown> | null;
+
+/**
+ * A coercer of an operation's variables when each is a scalar or a list of scalars without a
+ * default (a look-up's `[Placekey!]`): what graphql-js's getVariableValues gives for inputs it
+ * accepts as they are, each value through its scalar's own parseValue; anything else (a value a
+ * scalar refuses, a null or missing value where none may be, a single value for a list) is left
+ * to graphql-js, which coerces it or reports it as it does. graphql-js's walk (a path and a
+ * closure per list item) cost about 14 us of 23 for 100 Placekeys; the scalar's checks, 9.
+ */
+function variableCoercer(schema: GraphQLSchema, definitions: readonly VariableDefinitionNode[]): VariableCoercer | null {
+  const plain: { name: string; required: boolean; list: { required: boolean } | null; scalar: GraphQLScalarType }[] = [];
+  for (const def of definitions) {
+    if (def.defaultValue !== undefined || def.directives?.length) return null;
+    let type = typeFromAST(schema, def.type) as GraphQLInputType | undefined;
+    const required = type !== undefined && isNonNullType(type);
+    if (required) type = (type as { ofType: GraphQLInputType }).ofType;
+    let list: { required: boolean } | null = null;
+    if (type !== undefined && isListType(type)) {
+      const item = type.ofType as GraphQLInputType;
+      list = { required: isNonNullType(item) };
+      type = list.required ? (item as { ofType: GraphQLInputType }).ofType : item;
+    }
+    if (type === undefined || !isScalarType(type)) return null;
+    plain.push({ name: def.variable.name.value, required, list, scalar: type });
+  }
+  const parse = (scalar: GraphQLScalarType, value: unknown): { ok: boolean; value: unknown } => {
+    try {
+      const parsed = scalar.parseValue(value);
+      return { ok: parsed !== undefined, value: parsed };
+    } catch {
+      return { ok: false, value: undefined };
+    }
+  };
+  return (inputs) => {
+    const coerced: Record<string, unknown> = {};
+    for (const v of plain) {
+      if (!Object.hasOwn(inputs, v.name)) {
+        if (v.required) return null;
+        continue;
+      }
+      const value = inputs[v.name];
+      if (value === null || value === undefined) {
+        if (v.required || value === undefined) return null;
+        coerced[v.name] = null;
+        continue;
+      }
+      if (v.list === null) {
+        const one = parse(v.scalar, value);
+        if (!one.ok) return null;
+        coerced[v.name] = one.value;
+        continue;
+      }
+      if (!Array.isArray(value)) return null;
+      const items = new Array<unknown>(value.length);
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        if (item === null || item === undefined) {
+          if (v.list.required || item === undefined) return null;
+          items[i] = null;
+          continue;
+        }
+        const one = parse(v.scalar, item);
+        if (!one.ok) return null;
+        items[i] = one.value;
+      }
+      coerced[v.name] = items;
+    }
+    return coerced;
+  };
 }
 
 function fallback(): never {
@@ -188,7 +264,7 @@ function compile(schema: GraphQLSchema, document: DocumentNode, operationName: s
   for (const d of document.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments[d.name.value] = d;
   const compiler = new Compiler(fragments);
   const fields = compiler.selection(root, [operation.selectionSet], true);
-  return fields ? { operation, root, fields, withArgs: compiler.withArgs } : null;
+  return fields ? { operation, root, fields, withArgs: compiler.withArgs, coerce: variableCoercer(schema, operation.variableDefinitions ?? []) } : null;
 }
 
 /**
@@ -261,9 +337,13 @@ function replayResolver(replay: GraphQLSchema) {
 
 async function run(plan: Plan, args: ExecutionArgs, resolved: Map<string, PromiseSettledResult<unknown>>): Promise<Record<string, unknown>> {
   markStep('variables');
-  const coerced = getVariableValues(args.schema, plan.operation.variableDefinitions ?? [], args.variableValues ?? {});
-  if (coerced.errors) fallback();
-  const variables = coerced.coerced;
+  const inputs = args.variableValues ?? {};
+  let variables = plan.coerce?.(inputs) ?? null;
+  if (variables === null) {
+    const coerced = getVariableValues(args.schema, plan.operation.variableDefinitions ?? [], inputs);
+    if (coerced.errors) fallback();
+    variables = coerced.coerced;
+  }
   // Throws on a bad argument value: graphql-js then reports it as it does.
   const fieldArgs = plan.withArgs.map((f) => getArgumentValues(f.def!, f.nodes[0]!, variables));
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;

@@ -205,6 +205,31 @@ describe('compiled execution answers as graphql-js does', () => {
     expect(ours.reads).to.equal(1);
   });
 
+  it('coerces variables as graphql-js does: lists, nulls, missing and single values answered alike; refused ones with its own errors', async () => {
+    const lookup = (type: string) => `query($k: ${type}, $d: String, $n: Int) { batch_lookup(placekeys: $k) { placekey placedata_weekly_patterns(date: $d) { city } } }`;
+    const cases: [string, Record<string, unknown>, string, number | null][] = [
+      [lookup('[Placekey!]'), { k: keys(), d: '2022-03-07' }, 'compiled', 5],
+      [lookup('[Placekey!]'), { k: null }, 'compiled', 0],
+      [lookup('[Placekey!]'), {}, 'compiled', 0],
+      [lookup('[Placekey!]'), { k: [], d: null, n: 3 }, 'compiled', 0],
+      // A single value where a list goes is a list of one (graphql-js coerces it).
+      [lookup('[Placekey!]'), { k: UNKNOWN }, 'compiled', 1],
+      [lookup('[Placekey!]!'), { k: keys() }, 'compiled', 5],
+      [lookup('[Placekey!]!'), {}, 'error', null],
+      [lookup('[Placekey!]!'), { k: null }, 'error', null],
+      [lookup('[Placekey!]'), { k: [UNKNOWN, null] }, 'error', null],
+      [lookup('[Placekey!]'), { k: [UNKNOWN, 7] }, 'error', null],
+      [lookup('[Placekey!]'), { k: keys(), d: 'not a date' }, 'error', null],
+      [lookup('[Placekey!]'), { k: keys(), n: 'five' }, 'error', null],
+      [lookup('[Placekey!]'), { k: keys(), d: 20220307 }, 'error', null],
+    ];
+    for (const [q, vars, expected, entries] of cases) {
+      const { result, path: used } = await both(q, vars);
+      expect([used, entries === null ? null : result.data.batch_lookup.length], `${q} ${JSON.stringify(vars)}`).to.deep.equal([expected, entries]);
+      if (expected === 'error') expect(result.errors, q).to.have.length.greaterThan(0);
+    }
+  });
+
   it('leaves errors, directives and introspection to graphql-js, with the same answers', async () => {
     const cases: [string, Record<string, unknown>, string][] = [
       [`query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placedata_weekly_patterns(date: "2022-13-01") { city } } }`, { k: keys() }, 'error'],
