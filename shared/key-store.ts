@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from './atomic-write.ts';
@@ -49,27 +49,34 @@ export function digestKey(rawKey: string): string {
   return 'sha256:' + createHash('sha256').update(rawKey, 'utf8').digest('hex');
 }
 
-function digestBytes(digest: string): Buffer {
-  return Buffer.from(digest.slice('sha256:'.length), 'hex');
+/** A stored digest with its bytes, decoded once: what a presented key's SHA-256 is compared with. */
+export interface PreparedDigest {
+  readonly digest: string;
+  readonly bytes: Buffer;
+}
+
+/** Digests (`sha256:<hex>`) with their bytes, for findDigest. */
+export function prepareDigests(digests: readonly string[]): PreparedDigest[] {
+  return digests.map((digest) => ({ digest, bytes: Buffer.from(digest.slice('sha256:'.length), 'hex') }));
 }
 
 /**
  * The digest among `digests` that `rawKey` matches, or null. Every digest is compared, in
- * constant time, so the time taken says nothing about which key (if any) was close.
+ * constant time, so the time taken says nothing about which key (if any) was close. The key is
+ * hashed once and the digests were decoded beforehand: this runs for every request.
  */
-export function findDigest(rawKey: string, digests: readonly string[]): string | null {
-  const presented = digestBytes(digestKey(rawKey));
+export function findDigest(rawKey: string, digests: readonly PreparedDigest[]): string | null {
+  const presented = hash('sha256', rawKey, 'buffer');
   let found: string | null = null;
-  for (const digest of digests) {
-    const stored = digestBytes(digest);
-    if (stored.length === presented.length && timingSafeEqual(stored, presented)) found = digest;
+  for (const { digest, bytes } of digests) {
+    if (bytes.length === presented.length && timingSafeEqual(bytes, presented)) found = digest;
   }
   return found;
 }
 
 /** True when `rawKey` matches one of `digests` (see `findDigest`). */
 export function matchesAnyDigest(rawKey: string, digests: readonly string[]): boolean {
-  return findDigest(rawKey, digests) !== null;
+  return findDigest(rawKey, prepareDigests(digests)) !== null;
 }
 
 export async function readKeyFile(file: string): Promise<readonly KeyRecord[]> {

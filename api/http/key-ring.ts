@@ -1,4 +1,4 @@
-import { activeKeys, digestKey, findDigest, keyFileStamp, readKeyFile, roleOf, type KeyRole } from '../../shared/key-store.ts';
+import { activeKeys, digestKey, findDigest, keyFileStamp, prepareDigests, readKeyFile, roleOf, type KeyRole, type PreparedDigest } from '../../shared/key-store.ts';
 import type { Logger } from '../../shared/logger.ts';
 
 /** Who an accepted key belongs to: what the handlers after the key check may know of it. */
@@ -21,7 +21,7 @@ export class KeyRing {
   readonly #dev: readonly KeyIdentity[];
   readonly #log: Logger;
   #byDigest = new Map<string, KeyIdentity>();
-  #digests: readonly string[] = [];
+  #digests: readonly PreparedDigest[] = [];
   #stamp = -1;
 
   constructor(file: string, devKeys: readonly string[], log: Logger, devOperatorKeys: readonly string[] = []) {
@@ -39,7 +39,7 @@ export class KeyRing {
     const map = new Map<string, KeyIdentity>();
     for (const id of identities) if (!map.has(id.digest)) map.set(id.digest, id);
     this.#byDigest = map;
-    this.#digests = [...map.keys()];
+    this.#digests = prepareDigests([...map.keys()]);
   }
 
   get size(): number {
