@@ -17,13 +17,19 @@ import { STEP_CHANNEL } from '../shared/step-marks.ts';
 import { startServer } from '../api/server.ts';
 import { poiOf } from '../tools/synthetic-places.ts';
 import { HttpConnection } from './http-client.ts';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { LookupStore } from '../api/lookup/lookup-store.ts';
+import { storeHeadSha256 } from '../versions/lookup-store/lookup-store-head.ts';
+import { DOCUMENT, weekColumn, weekExtrasColumn } from '../versions/version-documents.ts';
+import { weekOfDateArg } from '../shared/weeks.ts';
 
 const KEY = 'bench-steps-key';
 const CORE_FIELDS = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
 const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
-/** Every document of core and the week: the spec's fields and those beyond them (bench/extras-paths.ts's). */
-const EVERY_CORE = `${CORE_FIELDS} brands { safegraph_brand_id brand_name } opened_on closed_on tracking_closed_since websites phone_number open_hours category_tags`;
-const EVERY_WEEKLY = `${WEEKLY_FIELDS} visits_by_each_hour poi_cbg visitor_home_cbgs visitor_country_of_origin distance_from_home median_dwell bucketed_dwell_times related_same_day_brand related_same_week_brand device_type`;
+/** Every document of core and the week: the spec's fields and those beyond them (test/helpers/full-drop.ts's lists). */
+const EVERY_CORE = `${CORE_FIELDS} parent_placekey safegraph_brand_ids brands { brand_id brand_name } latitude longitude phone_number open_hours category_tags opened_on closed_on tracking_closed_since geometry_type other_columns`;
+const EVERY_WEEKLY = `${WEEKLY_FIELDS} parent_placekey safegraph_brand_ids brands { brand_id brand_name } postal_code iso_country_code visits_by_each_hour poi_cbg visitor_home_cbgs visitor_home_aggregation visitor_daytime_cbgs visitor_country_of_origin distance_from_home median_dwell bucketed_dwell_times related_same_day_brand related_same_week_brand device_type normalized_visits_by_state_scaling normalized_visits_by_region_naics_visits normalized_visits_by_region_naics_visitors normalized_visits_by_total_visits normalized_visits_by_total_visitors other_columns`;
 
 const program = new Command()
   .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
@@ -137,8 +143,25 @@ for (let round = 0; round < Number(opts.rounds); round++) {
 connection.close();
 await server.close();
 
+// The store read alone, in this process: the current version's own store, the same columns and
+// batches (a version whose week is in another file reads two stores: not this figure).
+const label = readFileSync(path.join(opts.data, 'CURRENT'), 'utf8').trim();
+const storeFile = path.join(opts.data, `${label}.lookup`);
+const store = LookupStore.open(storeFile, { bytes: statSync(storeFile).size, headSha256: storeHeadSha256(storeFile) });
+const week = weekOfDateArg(opts.week);
+const columns = [DOCUMENT.core, weekColumn(week), ...(opts.fields === 'every' ? [DOCUMENT.coreExtras, weekExtrasColumn(week)] : [])];
+const readTimes: number[] = [];
+for (let i = 0; i < 300 + Number(opts.rounds) * Number(opts.requests); i++) {
+  const keys = batch();
+  const t = performance.now();
+  store.lookup(keys, columns);
+  if (i >= 300) readTimes.push(performance.now() - t);
+}
+await store.close();
+
 const n = tracedTimes.length;
 console.log(`\n${opts.keys} keys (${opts.fields} fields: core + the week of ${opts.week}), ${n} traced and ${untracedTimes.length} untraced requests, one at a time (${opts.data})`);
+console.log(`the store read alone (LookupStore.lookup in this process, columns ${columns.join(', ')}): p50 ${median(readTimes).toFixed(3)} ms`);
 console.log(`p50 over the connection: untraced ${median(untracedTimes).toFixed(3)} ms (the floor \`{ __typename }\` ${median(floorTimes).toFixed(3)} ms: ${(median(untracedTimes) / median(floorTimes)).toFixed(2)}x), traced ${median(tracedTimes).toFixed(3)} ms; server, request read to response finished (traced): ${median(serverTimes).toFixed(3)} ms`);
 console.log('\n| step (from its mark to the next) | median us | mean us | requests |\n|---|---|---|---|');
 let sum = 0;

@@ -3,8 +3,9 @@ import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
+import { plainRow, type Row } from './stored-document.ts';
 
-export type Row = Record<string, unknown>;
+export type { Row };
 
 /** One look-up: distinct placekeys, whether core is wanted, and the weeks (Mondays) wanted that the version holds. */
 export interface LookupRequest {
@@ -201,6 +202,19 @@ export function moreWanted(request: LookupRequest): boolean {
 }
 
 /**
+ * `base` with the fields of the document `doc` added, in place: `base` is this look-up's own (a
+ * row it parsed, or the parsed object behind a stored row: plainRow), so nothing else sees it
+ * change, and no copy of its fields is made (spreading a stored row went through its proxy's
+ * traps for each field). A document with a field named `__proto__` (a drop's column may be) is
+ * spread instead: Object.assign would set it as the prototype and lose its value.
+ */
+function extended(base: Row, doc: string): Row {
+  const more = JSON.parse(doc) as Row;
+  const plain = plainRow(base);
+  return Object.hasOwn(more, '__proto__') ? { ...plain, ...more } : Object.assign(plain, more);
+}
+
+/**
  * Puts one document (`doc`, its JSON text, or null for none) of `placekey` where it belongs in
  * `found`: a spec document creates the key's entry when it is first met (its fields parsed from
  * the text, or the row the caller made of it); another column's document extends the document it
@@ -217,14 +231,12 @@ export function place(found: Map<string, Found>, placekey: string, t: Target, do
   if (doc === null) return; // NULL: no document for this key
   if (isExtras(t)) {
     if (typeof doc !== 'string') throw new Error('a document that extends another is placed as its text');
-    // Other columns extend their spec document; without one the product is null anyway. A
-    // spread defines each delivered name as a property of its own: Object.assign would set
-    // `__proto__` (a drop's column may be named so) as the prototype, and lose its value.
+    // Other columns extend their spec document; without one the product is null anyway.
     if (t.slot === 'coreExtras') {
-      if (entry.core) (entry as { core: Row | null }).core = { ...entry.core, ...JSON.parse(doc) as Row };
+      if (entry.core) (entry as { core: Row | null }).core = extended(entry.core, doc);
     } else {
       const base = entry.weeks.get(t.period!);
-      if (base) (entry.weeks as Map<string, Row>).set(t.period!, { ...base, ...JSON.parse(doc) as Row });
+      if (base) (entry.weeks as Map<string, Row>).set(t.period!, extended(base, doc));
     }
     return;
   }

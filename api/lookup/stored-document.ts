@@ -1,7 +1,11 @@
-import type { Row } from './lookup-queries.ts';
+/** A product's row: a document's fields by name (a look-up's placekey included). */
+export type Row = Record<string, unknown>;
 
 /** The JSON text's bytes a row was read from, on rows made by `storedDocument` (undefined on any other row). */
 export const RAW_DOCUMENT = Symbol('raw document');
+
+/** Read on a stored row: its parsed object itself (see plainRow). */
+const PLAIN = Symbol('plain row');
 
 /** A stored row's state, kept on its proxy's target under a symbol (configurable: no proxy invariant binds it). */
 const STATE = Symbol('stored document');
@@ -28,7 +32,7 @@ function row(target: Target): Row {
  * core and one week), and a handler of closures per row cost about half of placing them.
  */
 const HANDLER: ProxyHandler<Target> = {
-  get: (t, key) => (key === RAW_DOCUMENT ? t[STATE].bytes : row(t)[key as string]),
+  get: (t, key) => (key === RAW_DOCUMENT ? t[STATE].bytes : key === PLAIN ? row(t) : row(t)[key as string]),
   set: (t, key, value) => {
     row(t)[key as string] = value;
     return true;
@@ -52,4 +56,13 @@ const HANDLER: ProxyHandler<Target> = {
  */
 export function storedDocument(bytes: Buffer, placekey: string): Row {
   return new Proxy({ [STATE]: { bytes, placekey, parsed: null } } as Target, HANDLER) as unknown as Row;
+}
+
+/**
+ * The plain object behind a row: a stored row's parsed document (parsed now if it was not),
+ * owned by the request that read it; any other row as it is. For the look-up's own merging of
+ * documents, which then works on a plain object instead of through the proxy's traps.
+ */
+export function plainRow(r: Row): Row {
+  return ((r as Record<symbol, unknown>)[PLAIN] as Row | undefined) ?? r;
 }
