@@ -1,0 +1,85 @@
+/**
+ * A/B of two checkouts' web process on one loaded version (issue 43: each change measured against
+ * the commit before it): rounds alternate A then B, each starting the checkout's `api/main.ts` as a
+ * process of its own and measuring 100-key look-ups (core + one week, 10% unknown keys) at c1 and
+ * c16 and the floor `{ __typename }` at c1 with bench/load-gen.ts; medians of the rounds.
+ *
+ *   node bench/ab-lookups.ts --data bench/work/lk200/data-main --pois 200000 --a /tmp/base --b . [--rounds 5]
+ *
+ * A checkout needs its node_modules (a link to this one's will do) and its built pages (web-dist).
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Command } from 'commander';
+import { poiOf } from '../tools/synthetic-places.ts';
+import { runLoad, type Target } from './load-gen.ts';
+
+const opts = new Command()
+  .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
+  .requiredOption('--pois <n>', 'POIs the drop was generated with')
+  .requiredOption('--a <dir>', 'checkout A').requiredOption('--b <dir>', 'checkout B')
+  .option('--rounds <n>', 'rounds, each A then B', '5')
+  .option('--seconds <n>', 'seconds of each c1 and c16 run', '6')
+  .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string }>();
+
+const KEY = 'bench-ab-key';
+const CORE = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
+const WEEK = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
+const QUERY = `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${CORE} } placedata_weekly_patterns(date: "2022-01-19") { ${WEEK} } } }`;
+const pois = Number(opts.pois);
+const known = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => poiOf(1, Math.floor((j * 2654435761) % pois)).placekey);
+const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(1, pois + j).placekey);
+const batch = () => Array.from({ length: 100 }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!));
+const dataDir = path.resolve(opts.data);
+const seconds = Number(opts.seconds);
+
+interface Round { readonly floor: number; readonly p50: number; readonly rps: number }
+
+async function measure(checkout: string, port: number): Promise<Round> {
+  const child = spawn(process.execPath, ['api/main.ts'], {
+    cwd: checkout,
+    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the API of ${checkout} exited with ${child.exitCode}`);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+      if (ready) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const target: Target = {
+      url: `http://127.0.0.1:${port}/v1/graphql`, headers: { apikey: KEY },
+      body: (keys) => JSON.stringify({ query: QUERY, variables: { placekeys: keys } }),
+      check: (keys, status, text) => {
+        const body = JSON.parse(text) as { errors?: unknown; data?: { batch_lookup: unknown[] } };
+        if (status !== 200 || body.errors || body.data?.batch_lookup.length !== keys.length) throw new Error(`status ${status}: ${text.slice(0, 200)}`);
+      },
+    };
+    const floorTarget: Target = { ...target, body: () => '{"query":"{ __typename }"}', check: (_k, status) => { if (status !== 200) throw new Error(`status ${status}`); } };
+    await runLoad(target, batch, 4, { seconds: 2 }); // warm-up: plans, the store's pages
+    const floor = await runLoad(floorTarget, batch, 1, { seconds: seconds / 2 });
+    const c1 = await runLoad(target, batch, 1, { seconds });
+    const c16 = await runLoad(target, batch, 16, { seconds });
+    const failures = floor.failures + c1.failures + c16.failures;
+    if (failures > 0) throw new Error(`${failures} failures: ${c1.first_failure ?? c16.first_failure ?? floor.first_failure}`);
+    return { floor: floor.p50_ms, p50: c1.p50_ms, rps: c16.rps };
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const rounds: Record<'A' | 'B', Round[]> = { A: [], B: [] };
+for (let r = 0; r < Number(opts.rounds); r++) {
+  for (const [name, checkout] of [['A', opts.a], ['B', opts.b]] as const) {
+    const m = await measure(path.resolve(checkout), 39400 + r * 2 + (name === 'A' ? 0 : 1));
+    rounds[name].push(m);
+    console.log(`${name} round ${r}: p50 ${m.p50.toFixed(3)} ms, c16 ${m.rps.toFixed(0)} req/s, floor ${m.floor.toFixed(3)} ms`);
+  }
+}
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+for (const name of ['A', 'B'] as const) {
+  console.log(`${name} (${opts[name === 'A' ? 'a' : 'b']}): median p50 ${median(rounds[name].map((x) => x.p50)).toFixed(3)} ms, c16 ${median(rounds[name].map((x) => x.rps)).toFixed(0)} req/s, floor ${median(rounds[name].map((x) => x.floor)).toFixed(3)} ms`);
+}
