@@ -97,7 +97,7 @@ export function createApp(options: AppOptions): express.Express {
   app.use(observeRequests(options.log, (record) => metrics.observe(record)));
   if (options.compressionMinBytes !== null) app.use(compress(options.compressionMinBytes));
   if (options.corsOrigins.length > 0) app.use(['/v1/graphql', '/v2/graphql', '/v1/export'], corsFor(options.corsOrigins));
-  app.use((_req, res, next) => {
+  app.use(function refuseWhileDraining(_req, res, next) {
     if (!options.draining()) return next();
     sendError(res, 503, ErrorCodes.NOT_READY, 'The server is shutting down', { Connection: 'close', 'Retry-After': '1' });
   });

@@ -18,7 +18,7 @@ export function compress(minBytes: number): RequestHandler {
   });
   // A request that accepts no encoding is not compressed anyway: it skips the compressor and its
   // wrapping of the response altogether (what keeps its cost nil for those clients; bench/RESULTS.md).
-  return (req, res, next) => {
+  return function compressAnswer(req, res, next) {
     if (req.headers['accept-encoding']) return compressor(req, res, next);
     res.vary('Accept-Encoding'); // as the compressor would say: caches keep encodings apart
     next();

@@ -159,5 +159,7 @@ export function graphqlRoute(options: GraphqlRouteOptions) {
       res.send(sent);
     }
   };
-  return (req: Request, res: Response): Promise<void> => answering.run(res, () => handler(req, res));
+  return function answerGraphql(req: Request, res: Response): Promise<void> {
+    return answering.run(res, () => handler(req, res));
+  };
 }

@@ -30,7 +30,7 @@ async function readParams(req: Request): Promise<ReadParams> {
  * as graphql-http would, with a code.
  */
 export function readOperation(maxTokens: number) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function readOperationFacts(req: Request, res: Response, next: NextFunction): void {
     readParams(req).then((read) => {
       const state = requestState(res);
       state.graphql = read;

@@ -84,7 +84,7 @@ function protocolAnswer(req: Request, res: Response, code: 'PERSISTED_QUERY_NOT_
  * `persistedQuery` pass untouched.
  */
 export function persistedQueries(store: PersistedQueries) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function resolvePersistedQuery(req: Request, res: Response, next: NextFunction): void {
     const persisted = (extensionsOf(req) as { persistedQuery?: unknown } | undefined)?.persistedQuery;
     if (persisted === undefined || persisted === null) return next();
     if (!store.enabled) return typeof queryOf(req) === 'string' ? next() : protocolAnswer(req, res, ErrorCodes.PERSISTED_QUERY_NOT_SUPPORTED);

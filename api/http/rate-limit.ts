@@ -38,7 +38,7 @@ export function rateLimit(limiter: KeyRateLimiter) {
 export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request, res: Response) => number,
   overWindow: (cost: number, points: number, windowSeconds: number) => string) {
   const { points, windowSeconds } = limiter.settings;
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+  return async function chargeRequest(req: Request, res: Response, next: NextFunction): Promise<void> {
     const cost = costOf(req, res);
     let decision: RateDecision;
     try {

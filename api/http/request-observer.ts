@@ -55,7 +55,7 @@ function recordOf(req: Request, res: Response, id: string, started: bigint): Req
  * line and hands the same record to `observe` (metrics).
  */
 export function observeRequests(log: Logger, observe: (record: RequestRecord) => void) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function observeRequest(req: Request, res: Response, next: NextFunction): void {
     const started = process.hrtime.bigint();
     const id = requestId(req);
     res.set('x-request-id', id);

@@ -13,7 +13,7 @@ const CHALLENGE = { 'WWW-Authenticate': 'APIKey realm="placedata", header="apike
  * KeyIdentity) for what follows; the raw key is not kept.
  */
 export function requireKey(keys: KeyRing) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function checkKey(req: Request, res: Response, next: NextFunction): void {
     const presented = req.headers['apikey'];
     if (presented === undefined || presented === '') {
       return sendError(res, 401, ErrorCodes.UNAUTHENTICATED, 'No API key found in request', CHALLENGE);

@@ -19,7 +19,7 @@ export function takeLease(store: ServedVersions) {
     res.on('close', () => lease.release());
     next();
   };
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function takeVersionLease(req: Request, res: Response, next: NextFunction): void {
     const pinned = req.get(VERSION_HEADER)?.trim();
     if (pinned) {
       store.acquirePinned(pinned).then((lease) => {

@@ -57,7 +57,7 @@ export function transportGuard() {
     if (pair !== null) answers.set(pair, { refused });
     return refused;
   };
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function guardTransport(req: Request, res: Response, next: NextFunction): void {
     const pair = req.method === 'POST' ? `${req.headers['content-type'] ?? ''}\n${req.headers['accept'] ?? ''}` : null;
     const kept = pair === null ? undefined : answers.get(pair);
     if (kept?.refused === null) return next();
@@ -80,7 +80,7 @@ export function transportGuard() {
  * must name one version and carry one row count.
  */
 export function bodyGuard() {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function guardBody(req: Request, res: Response, next: NextFunction): void {
     if (Array.isArray(req.body)) {
       return sendError(res, 400, ErrorCodes.BAD_REQUEST, 'Batched operations (a JSON array) are not supported: send one operation per request');
     }

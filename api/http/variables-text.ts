@@ -9,7 +9,7 @@ import { sendError } from './error-body.ts';
  * (nor `null`) is refused with 400 BAD_REQUEST.
  */
 export function variablesText() {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return function readVariablesText(req: Request, res: Response, next: NextFunction): void {
     const body = req.body as Record<string, unknown> | undefined;
     if (req.method !== 'POST' || typeof body !== 'object' || body === null || typeof body['variables'] !== 'string') return next();
     let parsed: unknown;
