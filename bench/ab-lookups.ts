@@ -11,8 +11,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
-import { poiOf } from '../tools/synthetic-places.ts';
 import { runLoad, type Target } from './load-gen.ts';
+import { dropBatches, lookupQuery } from './lookup-request.ts';
 
 const opts = new Command()
   .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
@@ -23,13 +23,8 @@ const opts = new Command()
   .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string }>();
 
 const KEY = 'bench-ab-key';
-const CORE = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
-const WEEK = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
-const QUERY = `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${CORE} } placedata_weekly_patterns(date: "2022-01-19") { ${WEEK} } } }`;
-const pois = Number(opts.pois);
-const known = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => poiOf(1, Math.floor((j * 2654435761) % pois)).placekey);
-const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(1, pois + j).placekey);
-const batch = () => Array.from({ length: 100 }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!));
+const QUERY = lookupQuery('2022-01-19');
+const batch = dropBatches(Number(opts.pois), 100);
 const dataDir = path.resolve(opts.data);
 const seconds = Number(opts.seconds);
 

@@ -9,14 +9,14 @@
  *
  *   node bench/lookup-steps.ts --data bench/work/data-200000x4 --pois 200000 [--keys 100] [--fields spec|every]
  */
-import { subscribe, tracingChannel } from 'node:diagnostics_channel';
+import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
 import { Command } from 'commander';
 import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
 import { STEP_CHANNEL } from '../shared/step-marks.ts';
 import { startServer } from '../api/server.ts';
-import { poiOf } from '../tools/synthetic-places.ts';
 import { HttpConnection } from './http-client.ts';
+import { CORE_FIELDS, dropBatches, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS, lookupQuery, WEEKLY_FIELDS } from './lookup-request.ts';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LookupStore } from '../api/lookup/lookup-store.ts';
@@ -25,11 +25,6 @@ import { DOCUMENT, weekColumn, weekExtrasColumn } from '../versions/version-docu
 import { weekOfDateArg } from '../shared/weeks.ts';
 
 const KEY = 'bench-steps-key';
-const CORE_FIELDS = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
-const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
-/** Every document of core and the week: the spec's fields and those beyond them (test/helpers/full-drop.ts's lists). */
-const EVERY_CORE = `${CORE_FIELDS} parent_placekey safegraph_brand_ids brands { brand_id brand_name } latitude longitude phone_number open_hours category_tags opened_on closed_on tracking_closed_since geometry_type other_columns`;
-const EVERY_WEEKLY = `${WEEKLY_FIELDS} parent_placekey safegraph_brand_ids brands { brand_id brand_name } postal_code iso_country_code visits_by_each_hour poi_cbg visitor_home_cbgs visitor_home_aggregation visitor_daytime_cbgs visitor_country_of_origin distance_from_home median_dwell bucketed_dwell_times related_same_day_brand related_same_week_brand device_type normalized_visits_by_state_scaling normalized_visits_by_region_naics_visits normalized_visits_by_region_naics_visitors normalized_visits_by_total_visits normalized_visits_by_total_visitors other_columns`;
 
 const program = new Command()
   .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
@@ -43,12 +38,8 @@ const program = new Command()
   .parse();
 const opts = program.opts<{ data: string; pois: string; keys: string; fields: string; week: string; rounds: string; requests: string; env: string[] }>();
 
-const pois = Number(opts.pois);
-const known = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => poiOf(1, Math.floor((j * 2654435761) % pois)).placekey);
-const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(1, pois + j).placekey);
-const batch = () => Array.from({ length: Number(opts.keys) }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!));
-const [core, weekly] = opts.fields === 'every' ? [EVERY_CORE, EVERY_WEEKLY] : [CORE_FIELDS, WEEKLY_FIELDS];
-const query = `query($placekeys: [Placekey!]) { batch_lookup(placekeys: $placekeys) { placekey placedata_core { ${core} } placedata_weekly_patterns(date: "${opts.week}") { ${weekly} } } }`;
+const batch = dropBatches(Number(opts.pois), Number(opts.keys));
+const query = opts.fields === 'every' ? lookupQuery(opts.week, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS) : lookupQuery(opts.week, CORE_FIELDS, WEEKLY_FIELDS);
 
 const env = Object.fromEntries(opts.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 const config = loadConfig({ DATA_DIR: opts.data, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, RATE_LIMIT_POINTS: '0', LOG_LEVEL: 'warn', ...env });
@@ -76,22 +67,11 @@ const onStep = (step: unknown) => mark(String(step));
 const router = tracingChannel('express.router.request');
 const none = () => undefined;
 const traced = { start: onLayer, end: none, asyncStart: none, asyncEnd: none, error: none };
+const channels: [string, (message: unknown) => void][] = [['http.server.request.start', onStart], ['http.server.response.finish', onFinish], [STEP_CHANNEL, onStep]];
 const trace = (on: boolean) => {
-  if (on) {
-    subscribe('http.server.request.start', onStart);
-    subscribe('http.server.response.finish', onFinish);
-    subscribe(STEP_CHANNEL, onStep);
-    router.subscribe(traced);
-  } else {
-    unsubscribeAll();
-  }
-};
-const { unsubscribe } = await import('node:diagnostics_channel');
-const unsubscribeAll = () => {
-  unsubscribe('http.server.request.start', onStart);
-  unsubscribe('http.server.response.finish', onFinish);
-  unsubscribe(STEP_CHANNEL, onStep);
-  router.unsubscribe(traced);
+  for (const [name, listener] of channels) (on ? subscribe : unsubscribe)(name, listener);
+  if (on) router.subscribe(traced);
+  else router.unsubscribe(traced);
 };
 
 async function one(): Promise<number> {

@@ -8,6 +8,7 @@ import { Command } from 'commander';
 import { generateDrop, toParquet } from '../tools/generate-drop.ts';
 import { addDays, poiOf, weekOf } from '../tools/synthetic-places.ts';
 import { runLoad, type RunFigures, type Target } from './load-gen.ts';
+import { CORE_FIELDS, knownIndexes, mixedBatches, SEED, unknownKeys, WEEKLY_FIELDS } from './lookup-request.ts';
 import { compareClients, type ClientFigures } from './http-clients.ts';
 import { loadPeer, startPeer } from './peer-postgres.ts';
 import { createLogger } from '../shared/logger.ts';
@@ -26,11 +27,8 @@ import { cacheLines, cachePart } from './cache-part.ts';
 import { loadConfig } from '../shared/config.ts';
 
 const run = promisify(execFile);
-const SEED = 1;
 const FIRST_WEEK = '2022-01-03';
 const KEY = 'bench-key-0c6f2a';
-const CORE_FIELDS = 'location_name street_address city region postal_code iso_country_code naics_code top_category sub_category';
-const WEEKLY_FIELDS = 'location_name street_address city region date_range_start date_range_end raw_visit_counts raw_visitor_counts visits_by_day';
 type Mode = 'core' | 'weekly' | 'both';
 
 interface Options {
@@ -130,14 +128,13 @@ async function stop(child: ChildProcess): Promise<void> {
 
 /** Random batches: 90% keys that exist, 10% valid keys of POIs that do not. */
 function keySource(pois: number, batch: number) {
-  const pool = Array.from({ length: Math.min(pois, 20_000) }, (_, j) => Math.floor((j * 2654435761) % pois));
-  const keys = new Map(pool.map((i) => [poiOf(SEED, i).placekey, i]));
-  const unknown = Array.from({ length: 2000 }, (_, j) => poiOf(SEED, pois + j).placekey);
+  const keys = new Map(knownIndexes(pois).map((i) => [poiOf(SEED, i).placekey, i]));
+  const unknown = unknownKeys(pois);
   const known = [...keys.keys()];
   const every = [...known, ...unknown];
   return {
     indexOf: (k: string) => keys.get(k),
-    next: () => Array.from({ length: batch }, () => (Math.random() < 0.1 ? unknown[Math.floor(Math.random() * unknown.length)]! : known[Math.floor(Math.random() * known.length)]!)),
+    next: mixedBatches(known, unknown, batch),
     /** Batches that ask for every key of the pool once, in turn (then from the start again). */
     inTurn: () => {
       let at = 0;

@@ -70,12 +70,12 @@ function variableCoercer(schema: GraphQLSchema, definitions: readonly VariableDe
     if (type === undefined || !isScalarType(type)) return null;
     plain.push({ name: def.variable.name.value, required, list, scalar: type });
   }
-  const parse = (scalar: GraphQLScalarType, value: unknown): { ok: boolean; value: unknown } => {
+  // A scalar's value, or undefined where graphql-js would refuse it (parseValue threw or gave none).
+  const parse = (scalar: GraphQLScalarType, value: unknown): unknown => {
     try {
-      const parsed = scalar.parseValue(value);
-      return { ok: parsed !== undefined, value: parsed };
+      return scalar.parseValue(value);
     } catch {
-      return { ok: false, value: undefined };
+      return undefined;
     }
   };
   return (inputs) => {
@@ -93,8 +93,8 @@ function variableCoercer(schema: GraphQLSchema, definitions: readonly VariableDe
       }
       if (v.list === null) {
         const one = parse(v.scalar, value);
-        if (!one.ok) return null;
-        coerced[v.name] = one.value;
+        if (one === undefined) return null;
+        coerced[v.name] = one;
         continue;
       }
       if (!Array.isArray(value)) return null;
@@ -107,8 +107,8 @@ function variableCoercer(schema: GraphQLSchema, definitions: readonly VariableDe
           continue;
         }
         const one = parse(v.scalar, item);
-        if (!one.ok) return null;
-        items[i] = one.value;
+        if (one === undefined) return null;
+        items[i] = one;
       }
       coerced[v.name] = items;
     }

@@ -39,29 +39,21 @@ async function refusalOf(req: Request): Promise<ResponseInit | null> {
   return init.status === 200 ? refused : init;
 }
 
-/** Distinct Content-Type and Accept pairs whose answer is kept (clients send a handful). */
+/** Distinct method, Content-Type and Accept triples whose answer is kept (clients send a handful). */
 const KEPT_ANSWERS = 64;
 
 /**
  * Refuses what graphql-http would refuse with an empty body (method, Accept, Content-Type),
  * asking graphql-http itself, with the same status and headers and a GraphQL-shaped body with
- * `BAD_REQUEST`, before the body is read. A POST's answer depends on its Content-Type and Accept
- * alone (graphql-http reads nothing else of it here), so it is asked once per pair and kept:
- * asking cost 20-25 us a request, a tenth of a 100-key look-up's own work (bench/lookup-steps.ts).
- * A GET's depends on its URL too: asked every time.
+ * `BAD_REQUEST`, before the body is read. The answer depends on the method, Content-Type and
+ * Accept alone (a GET's URL is parsed too, but what that refuses is answered later: refusalOf),
+ * so it is asked once per triple and kept: asking cost 20-25 us a request (bench/lookup-steps.ts).
  */
 export function transportGuard() {
+  // Kept wrapped: the cache holds no null, and null is the answer most requests get.
   const answers = new LRUCache<string, { refused: ResponseInit | null }>({ max: KEPT_ANSWERS });
-  const refusal = async (req: Request, pair: string | null): Promise<ResponseInit | null> => {
-    const refused = await refusalOf(req);
-    if (pair !== null) answers.set(pair, { refused });
-    return refused;
-  };
   return function guardTransport(req: Request, res: Response, next: NextFunction): void {
-    const pair = req.method === 'POST' ? `${req.headers['content-type'] ?? ''}\n${req.headers['accept'] ?? ''}` : null;
-    const kept = pair === null ? undefined : answers.get(pair);
-    if (kept?.refused === null) return next();
-    (kept ? Promise.resolve(kept.refused) : refusal(req, pair)).then((refused) => {
+    const refuse = (refused: ResponseInit | null): void => {
       if (!refused) return next();
       const headers = (refused.headers ?? {}) as Record<string, string>;
       if (refused.status === 405) {
@@ -71,6 +63,13 @@ export function transportGuard() {
         return sendError(res, 406, ErrorCodes.BAD_REQUEST, 'Not acceptable: the API answers application/graphql-response+json or application/json', { Accept: headers['accept'] ?? '' });
       }
       sendError(res, refused.status ?? 415, ErrorCodes.BAD_REQUEST, 'Unsupported content type: send application/json (UTF-8)');
+    };
+    const triple = `${req.method}\n${req.headers['content-type'] ?? ''}\n${req.headers['accept'] ?? ''}`;
+    const kept = answers.get(triple);
+    if (kept) return refuse(kept.refused);
+    refusalOf(req).then((refused) => {
+      answers.set(triple, { refused });
+      refuse(refused);
     }, next);
   };
 }

@@ -65,33 +65,30 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
   const parts = allApart ? Math.max(1, Math.floor(threads / byFile.size)) : 1;
   const size = Math.ceil(keys.length / parts);
   const reads: Read[] = [];
-  let here: { wanted: Target[]; file: string; columns: string[]; keys: readonly string[] } | null = null;
-  if (threads > 0 && !allApart && byFile.size === 1 && keys.length >= SPLIT_KEYS) {
-    const [file, wanted] = [...byFile][0]!;
-    const columns = wanted.map((t) => t.column);
-    const half = Math.floor(keys.length / 2);
-    const read = reader!.lookup(file, keys.slice(half), columns);
+  const onThread = (file: string, wanted: readonly Target[], columns: readonly string[], part: readonly string[]) => {
+    const read = reader!.lookup(file, part, columns);
+    // Awaited below in turn; one that fails after another failed (or after a read here threw) is not left unhandled.
     read.catch(() => undefined);
     reads.push({ wanted, read });
-    here = { wanted, file, columns, keys: keys.slice(0, half) };
-    byFile.clear();
-  }
+  };
+  // How many of the keys this thread reads of the file it reads: half of one file's many keys while
+  // it is not saturated (a thread reads the rest), else all.
+  const mine = threads > 0 && !allApart && byFile.size === 1 && keys.length >= SPLIT_KEYS ? Math.floor(keys.length / 2) : keys.length;
+  let here: { wanted: Target[]; file: string; columns: string[] } | null = null;
   for (const [file, wanted] of byFile) {
     const columns = wanted.map((t) => t.column);
     if (threads === 0 || (!allApart && here === null)) {
-      if (here === null) here = { wanted, file, columns, keys };
-      else reads.push({ wanted, read: stores.get(file)!.lookup(keys, columns) });
+      if (here !== null) reads.push({ wanted, read: stores.get(file)!.lookup(keys, columns) });
+      else {
+        here = { wanted, file, columns };
+        if (mine < keys.length) onThread(file, wanted, columns, keys.slice(mine));
+      }
       continue;
     }
-    for (let p = 0; p < parts; p++) {
-      const read = reader!.lookup(file, parts === 1 ? keys : keys.slice(p * size, (p + 1) * size), columns);
-      // Awaited below in turn; one that fails after another failed (or after a read here threw) is not left unhandled.
-      read.catch(() => undefined);
-      reads.push({ wanted, read });
-    }
+    for (let p = 0; p < parts; p++) onThread(file, wanted, columns, parts === 1 ? keys : keys.slice(p * size, (p + 1) * size));
   }
   // Read here after the threads' reads are sent, so that they run meanwhile.
-  if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(here.keys, here.columns) });
+  if (here !== null) reads.unshift({ wanted: here.wanted, read: stores.get(here.file)!.lookup(keys.slice(0, mine), here.columns) });
   const found = new Map<string, Found>();
   const more = moreWanted(request);
   markStep('place');

@@ -92,7 +92,7 @@ describe('transport: methods, content types, batches, Accept and CORS each get t
     }
   });
 
-  it('the same Content-Type and Accept answered the same every time (the guard keeps graphql-http\'s answer per pair), each pair its own', async () => {
+  it('the same method, Content-Type and Accept answered the same every time (the guard keeps graphql-http\'s answer per triple), each its own', async () => {
     const unsupported = badRequest('Unsupported content type: send application/json (UTF-8)');
     const notAcceptable = badRequest('Not acceptable: the API answers application/graphql-response+json or application/json');
     const cases: [Record<string, string>, number, unknown][] = [
@@ -107,10 +107,18 @@ describe('transport: methods, content types, batches, Accept and CORS each get t
         expect([res.status, res.body], `${JSON.stringify(headers)}, round ${round}`).to.deep.equal([status, body]);
       }
     }
-    // A GET's answer depends on its URL: one that does not parse is answered as such each time.
+    // The method is part of what is kept: a PUT with a pair a POST passed with is refused.
     for (let round = 0; round < 2; round++) {
-      const res = await send({ method: 'GET', path: `/v1/graphql?query=${encodeURIComponent('{ __typename }')}` });
-      expect([res.status, res.body]).to.deep.equal([200, typename()]);
+      const res = await send({ method: 'PUT', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: TYPENAME });
+      expect([res.status, res.body]).to.deep.equal([405, badRequest('Method PUT is not allowed: use POST (or GET for queries)')]);
+    }
+    // A GET's URL is not: one that does not parse is refused after the guard, every time, between GETs that pass.
+    const good = `/v1/graphql?query=${encodeURIComponent('{ __typename }')}`;
+    for (let round = 0; round < 2; round++) {
+      const ok = await send({ method: 'GET', path: good });
+      expect([ok.status, ok.body]).to.deep.equal([200, typename()]);
+      const bad = await send({ method: 'GET', path: `${good}&variables=${encodeURIComponent('{not json')}` });
+      expect([bad.status, bad.body]).to.deep.equal([400, badRequest('Unparsable URL')]);
     }
   });
 
