@@ -30,6 +30,19 @@ const KEY = 'bench-summaries-key';
 const FIRST_WEEK = '2022-01-03';
 
 interface Options { pois: string; weeks: string; work: string; reps: string; apiMemory: string; peer: boolean; summaryThreads: string; peerLoaded?: boolean; history?: string }
+
+/**
+ * The summary settings `--summary-threads` names, each measured in turn: `default` (the API's own),
+ * `T` (SUMMARY_THREADS=T) or `T:N` (and SUMMARY_NICE=N); with what a table prints of each.
+ */
+function summarySettings(list: string): { name: string; env: Record<string, string> }[] {
+  return list.split(',').map((item) => {
+    if (item === 'default') return { name: 'default', env: {} };
+    const m = /^(\d+)(?::(\d+))?$/.exec(item);
+    if (!m) throw new Error(`--summary-threads: ${JSON.stringify(item)} is not default, T or T:N`);
+    return { name: m[2] === undefined ? `threads ${m[1]}` : `threads ${m[1]}, nice ${m[2]}`, env: { SUMMARY_THREADS: m[1]!, ...(m[2] === undefined ? {} : { SUMMARY_NICE: m[2] }) } };
+  });
+}
 interface Group { region: string | null; pois: number; visits: number | null; visitors: number | null }
 
 const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -99,9 +112,9 @@ async function historyRun(o: Options, dataDir: string): Promise<void> {
   console.log(`machine: ${os.cpus().length} cores; node ${process.version}; history ${dataDir}: ${files.length} version files; brand ${JSON.stringify(brand)} (${pois} POIs in core)`);
   const query = `query($b: String) { patterns_summary(filter: { brand: $b }, weeks: { from: "2000-01-01", to: "2100-01-01" }, group_by: [week], first: 1000) {
     weeks groups { week pois raw_visit_counts raw_visitor_counts } } }`;
-  console.log('\n| SUMMARY_THREADS | weeks | p50 ms | runs | floor ms | load average |\n|---|---|---|---|---|---|');
-  for (const threads of o.summaryThreads.split(',')) {
-    const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: threads });
+  console.log('\n| summaries | weeks | p50 ms | runs | floor ms | load average |\n|---|---|---|---|---|---|');
+  for (const { name, env } of summarySettings(o.summaryThreads)) {
+    const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', ...env });
     try {
       const first = await post(api.url, query, { b: brand }); // warm (and opens the summary instance)
       const weeks = (first.body.data.patterns_summary.weeks as string[]).length;
@@ -112,7 +125,7 @@ async function historyRun(o: Options, dataDir: string): Promise<void> {
         ms.push((await post(api.url, query, { b: brand })).ms);
         floor.push((await post(api.url, '{ __typename }')).ms);
       }
-      console.log(`| ${threads} | ${weeks} | ${median(ms).toFixed(1)} | ${ms.map((x) => x.toFixed(0)).join(', ')} | ${median(floor).toFixed(2)} | ${load1()} |`);
+      console.log(`| ${name} | ${weeks} | ${median(ms).toFixed(1)} | ${ms.map((x) => x.toFixed(0)).join(', ')} | ${median(floor).toFixed(2)} | ${load1()} |`);
     } finally {
       api.child.kill('SIGTERM');
     }
@@ -149,8 +162,8 @@ async function main(o: Options): Promise<void> {
     console.log(`| DuckDB SQL on the same file, in process | ${d.toFixed(1)} | ${duckMs.map((x) => x.toFixed(0)).join(', ')} |`);
     if (pg) console.log(`| PostgreSQL GROUP BY (psql \\timing) | ${median(pg.ms).toFixed(1)} | ${pg.ms.map((x) => x.toFixed(0)).join(', ')} |`);
     const keys = ((await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE 20000 ROWS')).getColumnsJS()[0] ?? []).map(String);
-    for (const threads of o.summaryThreads.split(',')) {
-      const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', SUMMARY_THREADS: threads });
+    for (const { name, env } of summarySettings(o.summaryThreads)) {
+      const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', ...env });
       try {
         const ours = async () => {
           const r = await post(api.url, SUMMARY);
@@ -174,7 +187,7 @@ async function main(o: Options): Promise<void> {
         const busy = await lookupP50(api.url, keys, 300);
         stop = true;
         await Promise.all(loops);
-        console.log(`| patterns_summary over HTTP, SUMMARY_THREADS=${threads} | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
+        console.log(`| patterns_summary over HTTP, summaries ${name} | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
         console.log(`|   the server's floor \`{ __typename }\` | ${f.toFixed(2)} | |`);
         console.log(`|   ratios | ours / (DuckDB + floor) ${(m / (d + f)).toFixed(2)}${pg ? `; PostgreSQL / ours ${(median(pg.ms) / m).toFixed(1)}` : ''} | |`);
         console.log(`|   100-key batch_lookup p50 alone / beside two summaries | ${alone.toFixed(2)} / ${busy.toFixed(2)} (${(busy / alone).toFixed(2)}x) | load average ${load1()} |`);
@@ -196,7 +209,7 @@ await new Command('bench-summaries').description('patterns_summary against DuckD
   .option('--api-memory <size>', "the API's API_MEMORY_LIMIT", '1GB')
   .option('--no-peer', 'skip PostgreSQL')
   .option('--peer-loaded', 'PostgreSQL holds this drop already (from a run before): do not load it again')
-  .option('--summary-threads <list>', 'SUMMARY_THREADS of the API, each measured in turn', '1,0')
+  .option('--summary-threads <list>', 'summary settings of the API, each measured in turn: default, T (SUMMARY_THREADS) or T:N (and SUMMARY_NICE)', 'default,0')
   .option('--history <dir>', "measure one brand's weeks over this history's data folder instead (see the header)")
   .action(main)
   .parseAsync(process.argv);

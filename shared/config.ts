@@ -65,10 +65,17 @@ export interface Config {
   /** How long a summary may run before it is stopped with SUMMARY_TIMEOUT (SUMMARY_TIMEOUT_MS, default 10000). */
   readonly summaryTimeoutMs: number;
   /**
-   * Threads of each served version's summary instance (SUMMARY_THREADS, default the cores but one,
-   * at least 1); 0: summaries run on the served instance with its threads.
+   * Threads of each served version's summary instance, at the nice value SUMMARY_NICE
+   * (SUMMARY_THREADS, default the cores on Linux, where a thread's priority is its own; elsewhere
+   * the cores but one, at least 1); 0: summaries run on the served instance with its threads.
    */
   readonly summaryThreads: number;
+  /**
+   * Nice value of the summary instances' threads on Linux (SUMMARY_NICE, 0 to 19, default 10): a
+   * look-up's thread takes a core from them at once, and they have about a tenth of a core it
+   * also wants; 0 leaves them at the process's priority.
+   */
+  readonly summaryNice: number;
   /** Most queries one bulk match upload (`POST /v1/export/match`) may hold (MATCH_UPLOAD_MAX_QUERIES, default 50000); its body may hold 1 KiB a query. */
   readonly matchUploadMaxQueries: number;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
@@ -362,7 +369,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     exportStallMs: intVar(env, 'EXPORT_STALL_MS', 60_000, 100, 3_600_000),
     summaryConcurrency: intVar(env, 'SUMMARY_CONCURRENCY', 2, 1, 64),
     summaryTimeoutMs: intVar(env, 'SUMMARY_TIMEOUT_MS', 10_000, 100, 3_600_000),
-    summaryThreads: intVar(env, 'SUMMARY_THREADS', Math.max(1, availableParallelism() - 1), 0, 1024),
+    summaryThreads: intVar(env, 'SUMMARY_THREADS', process.platform === 'linux' ? availableParallelism() : Math.max(1, availableParallelism() - 1), 0, 1024),
+    summaryNice: intVar(env, 'SUMMARY_NICE', 10, 0, 19),
     matchUploadMaxQueries: intVar(env, 'MATCH_UPLOAD_MAX_QUERIES', 50_000, 1, 1_000_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),

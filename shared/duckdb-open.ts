@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { startAlone, withLowPriorityThreads } from './low-priority-threads.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
@@ -6,6 +7,28 @@ export interface ReadOnlyOptions {
   readonly threads: number | null;
   /** DuckDB optimizer passes to turn off for this instance (`disabled_optimizers`, instance-wide). */
   readonly disabledOptimizers?: readonly string[];
+  /**
+   * For statements run by shared/duckdb-background.ts (summaries): `threads` threads of the
+   * instance's own (DuckDB is given one more, the caller's, which that runner leaves idle), at
+   * this nice value (1 to 19) where the system lowers a thread alone (Linux,
+   * shared/low-priority-threads.ts), so that they take little of a core the process's other work
+   * wants. Needs `threads`.
+   */
+  readonly nice?: number;
+}
+
+/**
+ * Makes a DuckDB instance (DuckDB starts its threads as it is made), one at a time in the process
+ * (startAlone), so that threads appearing while a low-priority instance is made are its own.
+ */
+async function createInstance(file: string, settings: Record<string, string>, options: ReadOnlyOptions): Promise<DuckDBInstance> {
+  if (options.nice === undefined) {
+    if (options.threads !== null) settings['threads'] = String(options.threads);
+    return startAlone(() => DuckDBInstance.create(file, settings));
+  }
+  if (options.threads === null || options.threads < 1) throw new Error('an instance of low priority needs threads');
+  settings['threads'] = String(options.threads + 1);
+  return (await withLowPriorityThreads(options.threads, options.nice, () => DuckDBInstance.create(file, settings))).value;
 }
 
 /** An earlier file a version inherits from, attached beside its own under its label. */
@@ -28,9 +51,8 @@ export async function openReadOnly(file: string, options: ReadOnlyOptions, attac
     autoload_known_extensions: 'false',
     autoinstall_known_extensions: 'false',
   };
-  if (options.threads !== null) settings['threads'] = String(options.threads);
   if (options.disabledOptimizers?.length) settings['disabled_optimizers'] = options.disabledOptimizers.join(',');
-  return configured(await DuckDBInstance.create(file, settings), [
+  return configured(await createInstance(file, settings, options), [
     ...attach.map((a) => `ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`),
     'SET enable_external_access = false',
     // With external access disabled DuckDB still allows the database's own side paths
@@ -86,8 +108,7 @@ export async function withReadOnly<T>(file: string, options: ReadOnlyOptions, wo
  */
 export async function openForCopy(file: string | null, dir: string, options: ReadOnlyOptions): Promise<DuckDBInstance> {
   const settings: Record<string, string> = { memory_limit: options.memoryLimit, autoload_known_extensions: 'false', autoinstall_known_extensions: 'false' };
-  if (options.threads !== null) settings['threads'] = String(options.threads);
-  return configured(await DuckDBInstance.create(':memory:', settings), [
+  return configured(await createInstance(':memory:', settings, options), [
     ...(file === null ? [] : [`ATTACH ${quoteLiteral(file)} AS src (READ_ONLY)`]),
     `SET allowed_directories = [${quoteLiteral(dir.endsWith('/') ? dir : `${dir}/`)}]`,
     'SET enable_external_access = false',
@@ -107,8 +128,7 @@ export async function openForSummaries(file: string, options: ReadOnlyOptions, a
     access_mode: 'READ_ONLY', memory_limit: options.memoryLimit, temp_directory: dir,
     autoload_known_extensions: 'false', autoinstall_known_extensions: 'false',
   };
-  if (options.threads !== null) settings['threads'] = String(options.threads);
-  return configured(await DuckDBInstance.create(file, settings), [
+  return configured(await createInstance(file, settings, options), [
     ...attach.map((a) => `ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`),
     `SET allowed_directories = [${quoteLiteral(dir)}]`,
     'SET enable_external_access = false',

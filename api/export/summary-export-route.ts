@@ -13,7 +13,7 @@ import { requestState } from '../http/request-state.ts';
 import { leaseOf, VERSION_HEADER } from '../http/take-lease.ts';
 import { summaryRowsSql, type SummaryRequest } from '../search/patterns-summary.ts';
 import { periodsAsked } from '../search/summary-args.ts';
-import type { SummaryGate } from '../search/summary-gate.ts';
+import { readSummary, type SummaryGate } from '../search/summary-gate.ts';
 import { filterSql } from '../search/search-filter.ts';
 import { FETCH_RETRY_SECONDS } from '../lookup/unavailable-data.ts';
 import { CONTENT_TYPES, type ExportFormat } from './export-query.ts';
@@ -84,7 +84,7 @@ export function summaryExportRoute(log: Logger, stallMs: number, gate: SummaryGa
         const rowsSql = summaryRowsSql(served, request, params);
         const lists = [...request.lists].map(quoteIdent);
         const select = ask.format === 'csv' && lists.length ? `SELECT * REPLACE (${lists.map((l) => `to_json(${l})::VARCHAR AS ${l}`).join(', ')}) FROM (${rowsSql})` : rowsSql;
-        const copied = await c.runAndReadAll(`COPY (${select}) TO ${quoteLiteral(file)} (${COPY_OPTIONS[ask.format]})`, params as never);
+        const copied = await readSummary(c, served, `COPY (${select}) TO ${quoteLiteral(file)} (${COPY_OPTIONS[ask.format]})`, params);
         return Number(copied.getRows()[0]?.[0] ?? 0);
       }));
       conn = null;

@@ -44,10 +44,13 @@ export interface ServeOptions {
   readonly onStoreError?: (label: string, message: string) => void;
   /**
    * Threads of the version's summary instance (SUMMARY_THREADS): summaries run on a DuckDB of
-   * their own over the same files with this many threads, so a summary's scan leaves the other
-   * cores to look-ups; null (or absent): on the served instance, with its threads.
+   * their own over the same files with this many threads of nice value `summaryNice`, so a
+   * summary's scan takes little of a core look-ups want (shared/low-priority-threads.ts); null
+   * (or absent): on the served instance, with its threads.
    */
   readonly summaryThreads?: number | null;
+  /** Nice value of the summary instance's threads (SUMMARY_NICE; default 10; 0: the process's priority). */
+  readonly summaryNice?: number;
   /** Where summary instances spill, each version in a folder of its own (DUCKDB_TEMP_DIR/summaries). */
   readonly summarySpillDir?: string;
   /**
@@ -131,6 +134,7 @@ export class ServedVersion {
   readonly #paths: ReadonlyMap<string, string>;
   readonly #memoryLimit: string;
   readonly #summaryThreads: number | null;
+  readonly #summaryNice: number;
   readonly #summarySpillDir: string | null;
   readonly #fetchFiles: FilesFetcher | null;
   readonly #noteUse: ((label: string) => void) | null;
@@ -156,6 +160,7 @@ export class ServedVersion {
     this.#paths = paths;
     this.#memoryLimit = options.memoryLimit;
     this.#summaryThreads = options.summaryThreads ?? null;
+    this.#summaryNice = options.summaryNice ?? 10;
     this.#summarySpillDir = options.summarySpillDir ?? null;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
@@ -388,7 +393,7 @@ export class ServedVersion {
   /**
    * A connection for a summary, outside the look-up pool: on the version's summary instance when
    * it has one (opened here the first time, read-only and locked like the served one, with
-   * SUMMARY_THREADS threads and the same memory limit, spilling into a folder of its own under
+   * SUMMARY_THREADS threads of low priority and the same memory limit, spilling into a folder of its own under
    * `summarySpillDir` and able to touch nothing else), else as connectApart. The caller must hold
    * a lease on this version and close the connection before releasing it.
    */
@@ -398,7 +403,7 @@ export class ServedVersion {
     this.#queries++;
     if (this.#summaries === null) {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
-      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads };
+      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, nice: this.#summaryNice };
       this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
         : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
       this.#summaries.catch(() => undefined);
@@ -409,6 +414,14 @@ export class ServedVersion {
       this.#summaries = null; // a failed open is tried again by the next summary
       throw err;
     }
+  }
+
+  /**
+   * Whether summaries run on an instance of their own, whose statements are left to its threads of
+   * low priority (shared/duckdb-background.ts); false where they run on the served instance.
+   */
+  get summariesApart(): boolean {
+    return this.#summaryThreads !== null;
   }
 
   /**

@@ -3,6 +3,7 @@ import { quoteIdent } from '../../shared/sql.ts';
 import type { ServedVersion } from '../lookup/served-version.ts';
 import type { FilterSql } from './search-filter.ts';
 import type { SummaryPosition } from './summary-cursor.ts';
+import { readSummary } from './summary-gate.ts';
 
 /** What a summary sums: weekly patterns, a week at a time, or monthly patterns, a month at a time. */
 export type SummaryPeriod = 'week' | 'month';
@@ -235,7 +236,7 @@ export async function summaryPage(conn: DuckDBConnection, version: ServedVersion
     after = `WHERE ov ${request.order.descending ? '<' : '>'} $after_value OR (ov = $after_value AND kt > $after_key)`;
   }
   const sql = `${groupsSql(version, request, params, 'page')} SELECT * FROM g ${after} ORDER BY ov ${dir}, kt LIMIT ${request.first + 1}`;
-  const rows = (await conn.runAndReadAll(sql, params as never)).getRowObjectsJS();
+  const rows = (await readSummary(conn, version, sql, params)).getRowObjectsJS();
   const page = rows.slice(0, request.first);
   const tops = await topEntries(conn, version, request, page.map((r) => String(r['kt'])));
   const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -270,10 +271,10 @@ async function topEntries(conn: DuckDBConnection, version: ServedVersion, reques
   const base = baseSql(version, request, params);
   const entries = columns.map((c, i) => `SELECT kt, ${i} AS c, unnest(map_keys(${quoteIdent(c)})) AS key, unnest(map_values(${quoteIdent(c)})) AS value FROM g`).join(' UNION ALL ');
   const limits = columns.map((c, i) => `WHEN ${i} THEN ${most.get(c)!}`).join(' ');
-  const rows = (await conn.runAndReadAll(`${base}, g AS (SELECT * FROM (SELECT *, ${ktSql(request)} AS kt FROM r) WHERE kt IN (${bindEach(params, 'g', groups)})),
+  const rows = (await readSummary(conn, version, `${base}, g AS (SELECT * FROM (SELECT *, ${ktSql(request)} AS kt FROM r) WHERE kt IN (${bindEach(params, 'g', groups)})),
       e AS (${entries})
     SELECT kt, c, key, sum(value)::BIGINT AS value FROM e GROUP BY kt, c, key
-    QUALIFY row_number() OVER (PARTITION BY kt, c ORDER BY sum(value) DESC, key) <= CASE c ${limits} END ORDER BY kt, c, value DESC, key`, params as never)).getRowObjectsJS();
+    QUALIFY row_number() OVER (PARTITION BY kt, c ORDER BY sum(value) DESC, key) <= CASE c ${limits} END ORDER BY kt, c, value DESC, key`, params)).getRowObjectsJS();
   const ranked = new Map<string, { key: string; value: number }[]>();
   for (const r of rows) {
     const at = `${String(r['kt'])}\u0000${Number(r['c'])}`;

@@ -1,4 +1,5 @@
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBResultReader, DuckDBValue } from '@duckdb/node-api';
+import { readAllInBackground } from '../../shared/duckdb-background.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import type { ServedVersion } from '../lookup/served-version.ts';
 
@@ -16,11 +17,9 @@ export const DEFAULT_SUMMARY_BUDGET: SummaryBudget = { concurrency: 2, timeoutMs
  * Runs summaries within a budget: each on a DuckDB connection of its own (ServedVersion
  * connectForSummary: not the pool's, so look-ups never queue behind a summary), at most
  * `concurrency` admitted at once (the next is refused, not queued: a client retries, nothing
- * piles up in the process), and of those **one statement at a time**, in the order admitted: a
- * DuckDB statement runs on its caller's thread as well as the instance's pool, so two at once
- * took two cores where the summary instance was given SUMMARY_THREADS (the cores but one), and
- * look-ups beside two summaries slowed 1.9x (bench/RESULTS.md). One at a time, a summary has
- * every thread of its instance, and a core stays with look-ups. Each is interrupted at
+ * piles up in the process), and of those **one statement at a time**, in the order admitted: one
+ * at a time, a summary has every thread of its instance (of low priority: readSummary), and two
+ * never hold twice the memory. Each is interrupted at
  * `timeoutMs` from its admission, waiting included. A summary that runs out of the version's
  * DuckDB memory is refused as too large; the process and its other requests go on.
  */
@@ -84,4 +83,14 @@ export class SummaryGate {
       done();
     }
   }
+}
+
+/**
+ * Runs one of a summary's statements on the connection the gate gave it and reads it whole: on a
+ * summary instance of its own, on that instance's threads alone, whose priority is low
+ * (shared/duckdb-background.ts), so that the libuv thread that would otherwise run it beside them
+ * at the process's priority stays out; on the served instance as any statement.
+ */
+export function readSummary(conn: DuckDBConnection, version: ServedVersion, sql: string, values: Record<string, unknown>): Promise<DuckDBResultReader> {
+  return version.summariesApart ? readAllInBackground(conn, sql, values as Record<string, DuckDBValue>) : conn.runAndReadAll(sql, values as Record<string, DuckDBValue>);
 }

@@ -1,0 +1,103 @@
+import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { readAllInBackground } from '../../shared/duckdb-background.ts';
+import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
+import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+
+const NICE = 10;
+
+/** This process's threads: id -> [nice value, CPU ticks] (proc(5): fields 19, 14 + 15). */
+function threads(): Map<number, { nice: number; ticks: number }> {
+  return new Map(readdirSync('/proc/self/task').map((t) => {
+    const fields = readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return [Number(t), { nice: Number(fields[16]), ticks: Number(fields[11]) + Number(fields[12]) }];
+  }));
+}
+
+/**
+ * Summary instances (shared/duckdb-open.ts `nice`) and their statements
+ * (shared/duckdb-background.ts): their own threads at low priority do the work, the
+ * caller's thread none; answers, errors and interrupts as runAndReadAll gives them.
+ */
+describe('summary instances: threads of low priority, statements left to them', function () {
+  this.timeout(120_000);
+  let dir: string;
+  let file: string;
+  before(async () => {
+    dir = await makeTempDir('duckdb-background');
+    file = path.join(dir, 'v.duckdb');
+    const db = await DuckDBInstance.create(file);
+    const conn = await db.connect();
+    await conn.run('CREATE TABLE t AS SELECT i, i % 1000 AS g, hash(i) % 1000003 AS h FROM range(5000000) r(i)');
+    conn.closeSync();
+    db.closeSync();
+  });
+  after(() => removeDir(dir));
+
+  const linux = process.platform === 'linux';
+
+  it('an instance given a nice value starts `threads` threads of its own, each at its nice value; one without it, none', async function () {
+    if (!linux) this.skip();
+    const before = threads();
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 3, nice: NICE }, [], path.join(dir, 'spill'));
+    const started = [...threads()].filter(([id]) => !before.has(id));
+    try {
+      expect(started.map(([, t]) => t.nice)).to.deep.equal([NICE, NICE, NICE]);
+      const between = threads();
+      const served = await openReadOnly(file, { memoryLimit: '256MB', threads: 3 });
+      // DuckDB's threads but the caller's: two, at the process's priority.
+      expect([...threads()].filter(([id]) => !between.has(id)).map(([, t]) => t.nice)).to.deep.equal([0, 0]);
+      served.closeSync();
+    } finally {
+      db.closeSync();
+    }
+  });
+
+  it('a statement read in the background answers as runAndReadAll does, on the instance\'s threads alone', async function () {
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, nice: NICE }, [], path.join(dir, 'spill'));
+    try {
+      const conn = await db.connect();
+      const sql = 'SELECT g, count(*) AS n, sum(h) AS s, median(h) AS m FROM t WHERE i >= $from GROUP BY g ORDER BY g';
+      const expected = (await conn.runAndReadAll(sql, { from: 5 })).getRowObjectsJS();
+      const before = threads();
+      const got = (await readAllInBackground(conn, sql, { from: 5 })).getRowObjectsJS();
+      expect(got).to.deep.equal(expected);
+      expect(got).to.have.length(1000);
+      if (linux) {
+        // The work was done by threads of nice 10; those of the process's priority (this one,
+        // libuv's pool, V8's) did almost none of it: the check every millisecond and the result.
+        let low = 0;
+        let others = 0;
+        for (const [id, t] of threads()) {
+          const spent = t.ticks - (before.get(id)?.ticks ?? 0);
+          if (t.nice === NICE) low += spent;
+          else others += spent;
+        }
+        expect(low, `ticks at nice 10: ${low}, others: ${others}`).to.be.greaterThan(5 * Math.max(others, 1));
+      }
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+  });
+
+  it('an error and an interrupt end the wait and are thrown as runAndReadAll throws them', async () => {
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, nice: NICE }, [], path.join(dir, 'spill'));
+    try {
+      const conn = await db.connect();
+      const message = (p: Promise<unknown>) => p.then(() => 'answered', (err: Error) => err.message.split('\n')[0]!);
+      expect(await message(readAllInBackground(conn, 'SELECT nope FROM t'))).to.equal(await message(conn.runAndReadAll('SELECT nope FROM t')));
+      expect(await message(readAllInBackground(conn, "SELECT CAST('x' AS INTEGER) FROM t"))).to.match(/^Conversion Error: Could not convert string 'x' to INT32/);
+      const slow = readAllInBackground(conn, 'SELECT count(DISTINCT a.h + b.h) FROM t a, t b');
+      setTimeout(() => conn.interrupt(), 200);
+      expect(await message(slow)).to.equal('INTERRUPT Error: Interrupted!');
+      // The connection answers the next statement.
+      expect((await readAllInBackground(conn, 'SELECT count(*) AS n FROM t')).getRowObjectsJS()).to.deep.equal([{ n: 5_000_000n }]);
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+  });
+});
