@@ -2,8 +2,8 @@
  * The JSON documents a look-up answers, as SQL over a version file's typed tables: the one
  * definition both the look-up store's build (ingest/build/build-lookup-store.ts) and the API's
  * DuckDB path (api/lookup/lookup-queries.ts) use, so the two answer the same bytes. A document
- * is DuckDB's `json_object` of the columns named, in table order, without `placekey` (the
- * reader puts it back), cast to text.
+ * is the JSON object of the columns named, in table order, without `placekey` (the reader puts
+ * it back), as DuckDB writes it (jsonDocument), cast to text.
  *
  * The documents of a placekey, each a column of its look-up store record:
  * - `core`: the spec's core fields; `core_x`: every other delivered core column.
@@ -33,11 +33,19 @@ export function weekExtrasColumn(week: string): string {
   return 'x' + weekColumn(week).slice(1);
 }
 
-/** `json_object` of the named columns but placekey, as text; NULL::VARCHAR when there is none. */
+/**
+ * The JSON object of the named columns, in their order, as text, as DuckDB's `json_object` writes
+ * it: each document, and each line of an NDJSON export (api/export/export-query.ts), so the two
+ * give the same keys and number text.
+ */
+export function jsonObject(columns: readonly string[]): string {
+  return `json_object(${columns.map((c) => `${quoteLiteral(c)}, ${quoteIdent(c)}`).join(', ')})::VARCHAR`;
+}
+
+/** The document of the named columns but placekey (jsonObject); NULL::VARCHAR when there is none. */
 export function jsonDocument(columns: readonly string[]): string {
   const named = columns.filter((c) => c !== 'placekey');
-  if (named.length === 0) return 'NULL::VARCHAR';
-  return `json_object(${named.map((c) => `${quoteLiteral(c)}, ${quoteIdent(c)}`).join(', ')})::VARCHAR`;
+  return named.length === 0 ? 'NULL::VARCHAR' : jsonObject(named);
 }
 
 const DERIVED = new Set(['week_start', 'month_start']);

@@ -1,6 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import type { TableProduct } from '../lookup/served-version.ts';
+import { jsonObject } from '../../versions/version-documents.ts';
 
 /**
  * What a bulk export can pull: a product table, all its delivered columns. A product with a
@@ -87,15 +88,15 @@ function csvColumnSql(column: ExportColumn): string {
 /**
  * The SELECT that yields one line of text per exported row (without its terminator), DuckDB
  * doing the formatting: a CSV record, or for NDJSON the row as a JSON object built exactly as
- * ingest builds the documents GraphQL serves (`json_object(...)::VARCHAR`: same keys, same
- * number text, maps as objects, lists as arrays). Values are bound parameters; identifiers come
+ * ingest builds the documents GraphQL serves (versions/version-documents.ts jsonObject: same keys,
+ * same number text, maps as objects, lists as arrays). Values are bound parameters; identifiers come
  * from the version file's own catalog and are quoted. No ORDER BY: rows stream in storage order
  * (delivery order), which needs no sort and so no memory beyond a chunk.
  */
 export function exportSql(product: ExportProduct, source: ExportSource, columns: readonly ExportColumn[], format: LineFormat, filter: ExportFilter): { sql: string; params: Record<string, string> } {
   const line = format === 'csv'
     ? `concat(${columns.map(csvColumnSql).join(`, ',', `)})`
-    : `CAST(json_object(${columns.map((c) => `${quoteLiteral(c.name)}, ${quoteIdent(c.name)}`).join(', ')}) AS VARCHAR)`;
+    : jsonObject(columns.map((c) => c.name));
   return exportRows(product, source, `${line} AS line`, filter);
 }
 
