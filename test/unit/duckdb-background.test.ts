@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readAllInBackground } from '../../shared/duckdb-background.ts';
 import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
+import { withLowPriorityThreads } from '../../shared/low-priority-threads.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 const NICE = 10;
@@ -52,6 +53,21 @@ describe('summary instances: threads of low priority, statements left to them', 
       served.closeSync();
     } finally {
       db.closeSync();
+    }
+  });
+
+  it('threads are lowered only when as many appeared as the start said it would make (others started meanwhile: none)', async function () {
+    if (!linux) this.skip();
+    const make = (threads: number) => () => DuckDBInstance.create(':memory:', { threads: String(threads) });
+    const before = threads();
+    const asSaid = await withLowPriorityThreads(2, 15, make(3));
+    const more = await withLowPriorityThreads(1, 15, make(3));
+    try {
+      expect([asSaid.lowered, more.lowered]).to.deep.equal([2, 0]);
+      expect([...threads()].filter(([id]) => !before.has(id)).map(([, t]) => t.nice)).to.deep.equal([15, 15, 0, 0]);
+    } finally {
+      asSaid.value.closeSync();
+      more.value.closeSync();
     }
   });
 
