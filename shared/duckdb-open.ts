@@ -128,6 +128,7 @@ export async function openForSummaries(file: string, options: ReadOnlyOptions, a
     access_mode: 'READ_ONLY', memory_limit: options.memoryLimit, temp_directory: dir,
     autoload_known_extensions: 'false', autoinstall_known_extensions: 'false',
   };
+  if (options.disabledOptimizers?.length) settings['disabled_optimizers'] = options.disabledOptimizers.join(',');
   return configured(await createInstance(file, settings, options), [
     ...attach.map((a) => `ATTACH ${quoteLiteral(a.path)} AS ${quoteIdent(a.label)} (READ_ONLY)`),
     `SET allowed_directories = [${quoteLiteral(dir)}]`,

@@ -21,10 +21,12 @@ import type { MatchSource } from '../../shared/matching/match-places.ts';
 
 /**
  * DuckDB rewrites an `IN` list of more than a few constants into a mark join against the list,
- * above the index scan that already finds exactly those keys. Served versions run no other
- * `IN` lists (search and export filter by ranges and equality), so the rewrite is turned off for
- * them: a 100-key look-up statement took 3.04 ms instead of 4.00 in-process at 1M POIs
- * (docs/architecture.md, Performance). It cannot be set per connection.
+ * above the index scan that already finds exactly those keys. Served versions run other `IN`
+ * lists only in summaries (a file's weeks, the Placekeys asked), which are faster without the
+ * rewrite too, so it is turned off for the served instance and the summary instance: a 100-key
+ * look-up statement took 3.04 ms instead of 4.00 in-process at 1M POIs (docs/architecture.md,
+ * Performance); a brand's 104 weeks over 26 files 427-473 ms instead of 773-777 (bench/NOTES.md).
+ * It cannot be set per connection.
  */
 const LOOKUP_TUNING: readonly string[] = ['in_clause'];
 
@@ -403,7 +405,7 @@ export class ServedVersion {
     this.#queries++;
     if (this.#summaries === null) {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
-      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, nice: this.#summaryNice };
+      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, nice: this.#summaryNice, disabledOptimizers: LOOKUP_TUNING };
       this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
         : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
       this.#summaries.catch(() => undefined);

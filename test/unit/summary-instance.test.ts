@@ -25,9 +25,11 @@ describe('openForSummaries: read-only, spilling into its own folder and touching
   it('a grouping larger than its memory spills and answers; files outside its folder are refused; the file is read-only', async () => {
     const spill = path.join(dir, 'spill');
     await mkdir(spill);
-    const db = await openForSummaries(file, { memoryLimit: '64MB', threads: 1 }, [], spill);
+    const db = await openForSummaries(file, { memoryLimit: '64MB', threads: 1, disabledOptimizers: ['in_clause'] }, [], spill);
     try {
       const conn = await db.connect();
+      // The served instance's tuning (api/lookup/served-version.ts LOOKUP_TUNING) is taken.
+      expect((await conn.runAndReadAll("SELECT current_setting('disabled_optimizers') AS d")).getRowObjectsJS()).to.deep.equal([{ d: 'in_clause' }]);
       // Without the spill folder this statement fails at 64MB (summary-gate.test.ts: the served instance's refusal).
       const grouped = (await conn.runAndReadAll('SELECT count(*) AS groups, max(n) AS most FROM (SELECT s, count(*) AS n FROM t GROUP BY s)')).getRowObjectsJS();
       expect(grouped).to.deep.equal([{ groups: 3_000_000n, most: 1n }]);
