@@ -93,7 +93,7 @@ async function lookupP50(url: string, keys: readonly string[], n: number): Promi
   return median(ms);
 }
 
-/** One brand's visits week by week over the whole history (see the header), for each SUMMARY_THREADS asked. */
+/** One brand's visits week by week over the whole history (see the header), for each summary setting asked (--summary-threads). */
 async function historyRun(o: Options, dataDir: string): Promise<void> {
   const reps = Number(o.reps);
   const files = (await readdir(dataDir)).filter((f) => /^\d+__\d{4}_\d{2}\.duckdb$/.test(f)).sort();
