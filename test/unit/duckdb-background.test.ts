@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { readAllInBackground } from '../../shared/duckdb-background.ts';
@@ -93,6 +94,20 @@ describe('summary instances: threads of low priority, statements left to them', 
         }
         expect(low, `ticks at nice 10: ${low}, others: ${others}`).to.be.greaterThan(5 * Math.max(others, 1));
       }
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+  });
+
+  it('a statement larger than the memory limit spills into the instance\'s folder and answers in the background', async () => {
+    const spill = path.join(dir, 'spill-small');
+    await mkdir(spill);
+    const db = await openForSummaries(file, { memoryLimit: '64MB', threads: 1, nice: NICE }, [], spill);
+    try {
+      const conn = await db.connect();
+      expect((await readAllInBackground(conn, 'SELECT count(*) AS groups, max(n) AS most FROM (SELECT i::VARCHAR AS k, count(*) AS n FROM t GROUP BY k)')).getRowObjectsJS())
+        .to.deep.equal([{ groups: 5_000_000n, most: 1n }]);
       conn.closeSync();
     } finally {
       db.closeSync();
