@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { DEFAULT_SUMMARY_NICE } from './low-priority-threads.ts';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
@@ -370,7 +371,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     summaryConcurrency: intVar(env, 'SUMMARY_CONCURRENCY', 2, 1, 64),
     summaryTimeoutMs: intVar(env, 'SUMMARY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     summaryThreads: intVar(env, 'SUMMARY_THREADS', process.platform === 'linux' ? availableParallelism() : Math.max(1, availableParallelism() - 1), 0, 1024),
-    summaryNice: intVar(env, 'SUMMARY_NICE', 10, 0, 19),
+    summaryNice: intVar(env, 'SUMMARY_NICE', DEFAULT_SUMMARY_NICE, 0, 19),
     matchUploadMaxQueries: intVar(env, 'MATCH_UPLOAD_MAX_QUERIES', 50_000, 1, 1_000_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),

@@ -10,6 +10,9 @@ function threadsNow(): Set<number> | null {
   }
 }
 
+/** The nice value of summary threads unless SUMMARY_NICE says otherwise (docs/operations.md, Summaries). */
+export const DEFAULT_SUMMARY_NICE = 10;
+
 let creating: Promise<unknown> = Promise.resolve();
 
 /** Runs `start` when every start before it (this one's and withLowPriorityThreads') has finished. */

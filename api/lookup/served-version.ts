@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { DEFAULT_SUMMARY_NICE } from '../../shared/low-priority-threads.ts';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
@@ -162,7 +163,7 @@ export class ServedVersion {
     this.#paths = paths;
     this.#memoryLimit = options.memoryLimit;
     this.#summaryThreads = options.summaryThreads ?? null;
-    this.#summaryNice = options.summaryNice ?? 10;
+    this.#summaryNice = options.summaryNice ?? DEFAULT_SUMMARY_NICE;
     this.#summarySpillDir = options.summarySpillDir ?? null;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
