@@ -9,7 +9,9 @@
  *   grouped by their own region, as the summary reads them);
  * - the same as PostgreSQL SQL, timed by psql (`\timing`, one psql session);
  * each answer checked equal to the others; and a 100-key batch_lookup's p50 alone and with two
- * summaries running beside it. Absolute figures drift on a shared machine: read the ratios.
+ * summaries running beside it (in alternating blocks). Requests go over keep-alive connections of
+ * bench/http-client.ts, as the lookups part's do (no encoding asked: the client's own decoding
+ * stays out of the figures). Absolute figures drift on a shared machine: read the ratios.
  *
  * With `--history <data dir>` (a history the bench's history part built: `npm run bench --
  * --parts history --history-loads-only`), it measures instead one brand's visits week by week over
@@ -25,6 +27,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { quoteLiteral } from '../shared/sql.ts';
 import { benchVersion, startBenchApi } from './bench-api.ts';
 import { loadPeer, PG_URL } from './peer-postgres.ts';
+import { HttpConnection, type Connection } from './http-client.ts';
 
 const KEY = 'bench-summaries-key';
 const FIRST_WEEK = '2022-01-03';
@@ -49,12 +52,17 @@ const load1 = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 
-async function post(url: string, query: string, variables: Record<string, unknown> = {}): Promise<{ ms: number; body: any }> {
+/**
+ * One request over `conn` (bench/http-client.ts: one keep-alive connection, no encoding asked, the
+ * client the lookups part measures with, so that the client's own cost stays out of the figures).
+ */
+async function post(conn: Connection, query: string, variables: Record<string, unknown> = {}): Promise<{ ms: number; body: any }> {
   const started = performance.now();
-  const res = await fetch(`${url}/v1/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', apikey: KEY }, body: JSON.stringify({ query, variables }) });
-  const body = await res.json() as any;
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return { ms: performance.now() - started, body };
+  const res = await conn.request('POST', '/v1/graphql', { 'content-type': 'application/json', apikey: KEY }, JSON.stringify({ query, variables }));
+  const body = JSON.parse(res.body.toString('utf8')) as any;
+  const ms = performance.now() - started;
+  if (res.status !== 200 || body.errors) throw new Error(`${res.status}: ${res.body.toString('utf8').slice(0, 500)}`);
+  return { ms, body };
 }
 
 const SUMMARY = `{ patterns_summary(weeks: { from: "${FIRST_WEEK}", to: "${FIRST_WEEK}" }, group_by: [region], first: 1000) { groups { region pois raw_visit_counts raw_visitor_counts } } }`;
@@ -86,11 +94,12 @@ async function postgres(reps: number): Promise<{ ms: number[]; groups: Group[] }
   return { ms: times.slice(1), groups };
 }
 
-async function lookupP50(url: string, keys: readonly string[], n: number): Promise<number> {
+/** Times of `n` 100-key look-ups, one at a time over `conn`, the `block`th `n` of `keys`' windows. */
+async function lookups(conn: Connection, keys: readonly string[], n: number, block: number): Promise<number[]> {
   const query = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { location_name region } placedata_weekly_patterns(date: "${FIRST_WEEK}") { raw_visit_counts } } }`;
   const ms: number[] = [];
-  for (let i = 0; i < n; i++) ms.push((await post(url, query, { k: keys.slice((i * 100) % (keys.length - 100), ((i * 100) % (keys.length - 100)) + 100) })).ms);
-  return median(ms);
+  for (let i = block * n; i < (block + 1) * n; i++) ms.push((await post(conn, query, { k: keys.slice((i * 100) % (keys.length - 100), ((i * 100) % (keys.length - 100)) + 100) })).ms);
+  return ms;
 }
 
 /** One brand's visits week by week over the whole history (see the header), for each summary setting asked (--summary-threads). */
@@ -115,18 +124,20 @@ async function historyRun(o: Options, dataDir: string): Promise<void> {
   console.log('\n| summaries | weeks | p50 ms | runs | floor ms | load average |\n|---|---|---|---|---|---|');
   for (const { name, env } of summarySettings(o.summaryThreads)) {
     const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', ...env });
+    const client = new HttpConnection(new URL(api.url));
     try {
-      const first = await post(api.url, query, { b: brand }); // warm (and opens the summary instance)
+      const first = await post(client, query, { b: brand }); // warm (and opens the summary instance)
       const weeks = (first.body.data.patterns_summary.weeks as string[]).length;
       if ((first.body.data.patterns_summary.groups as unknown[]).length !== weeks) throw new Error('a week without a group: the brand has no row some week');
       const ms: number[] = [];
       const floor: number[] = [];
       for (let i = 0; i < reps; i++) {
-        ms.push((await post(api.url, query, { b: brand })).ms);
-        floor.push((await post(api.url, '{ __typename }')).ms);
+        ms.push((await post(client, query, { b: brand })).ms);
+        floor.push((await post(client, '{ __typename }')).ms);
       }
       console.log(`| ${name} | ${weeks} | ${median(ms).toFixed(1)} | ${ms.map((x) => x.toFixed(0)).join(', ')} | ${median(floor).toFixed(2)} | ${load1()} |`);
     } finally {
+      client.close();
       api.child.kill('SIGTERM');
     }
   }
@@ -164,12 +175,14 @@ async function main(o: Options): Promise<void> {
     const keys = ((await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE 20000 ROWS')).getColumnsJS()[0] ?? []).map(String);
     for (const { name, env } of summarySettings(o.summaryThreads)) {
       const api = await startBenchApi(dataDir, KEY, { API_MEMORY_LIMIT: o.apiMemory, SUMMARY_TIMEOUT_MS: '600000', ...env });
+      // A connection for the figures and one for each summary run beside a look-up.
+      const [client, ...besides] = [0, 1, 2].map(() => new HttpConnection(new URL(api.url)));
       try {
-        const ours = async () => {
-          const r = await post(api.url, SUMMARY);
+        const ours = async (conn: Connection = client!) => {
+          const r = await post(conn, SUMMARY);
           return { ms: r.ms, rows: (r.body.data.patterns_summary.groups as any[]).map((g) => ({ region: g.region, pois: g.pois, visits: g.raw_visit_counts, visitors: g.raw_visitor_counts })) };
         };
-        const floor = async () => (await post(api.url, '{ __typename }')).ms;
+        const floor = async () => (await post(client!, '{ __typename }')).ms;
         const a = await ours(); // warm (and opens the summary instance)
         if (normalised(a.rows) !== normalised(reference.rows)) throw new Error('the summary and DuckDB SQL answered differently');
         const oursMs: number[] = [];
@@ -179,19 +192,27 @@ async function main(o: Options): Promise<void> {
           floorMs.push(await floor());
         }
         const [m, f] = [median(oursMs), median(floorMs)];
-        const alone = await lookupP50(api.url, keys, 300);
-        let stop = false;
-        const beside = async () => { while (!stop) await ours(); };
-        const loops = [beside(), beside()];
-        await new Promise((r) => setTimeout(r, 200));
-        const busy = await lookupP50(api.url, keys, 300);
-        stop = true;
-        await Promise.all(loops);
+        // Look-ups alone and beside two summaries in alternating blocks, so that drift of the
+        // machine (other work, the cores' state) falls on both.
+        const alone: number[] = [];
+        const busy: number[] = [];
+        for (let block = 0; block < 3; block++) {
+          alone.push(...await lookups(client!, keys, 100, block));
+          let stop = false;
+          const beside = async (conn: Connection) => { while (!stop) await ours(conn); };
+          const loops = besides.map(beside);
+          await new Promise((r) => setTimeout(r, 200));
+          busy.push(...await lookups(client!, keys, 100, block));
+          stop = true;
+          await Promise.all(loops);
+        }
+        const [a50, b50] = [median(alone), median(busy)];
         console.log(`| patterns_summary over HTTP, summaries ${name} | ${m.toFixed(1)} | ${oursMs.map((x) => x.toFixed(0)).join(', ')} |`);
         console.log(`|   the server's floor \`{ __typename }\` | ${f.toFixed(2)} | |`);
         console.log(`|   ratios | ours / (DuckDB + floor) ${(m / (d + f)).toFixed(2)}${pg ? `; PostgreSQL / ours ${(median(pg.ms) / m).toFixed(1)}` : ''} | |`);
-        console.log(`|   100-key batch_lookup p50 alone / beside two summaries | ${alone.toFixed(2)} / ${busy.toFixed(2)} (${(busy / alone).toFixed(2)}x) | load average ${load1()} |`);
+        console.log(`|   100-key batch_lookup p50 alone / beside two summaries | ${a50.toFixed(2)} / ${b50.toFixed(2)} (${(b50 / a50).toFixed(2)}x) | load average ${load1()} |`);
       } finally {
+        for (const c of [client!, ...besides]) c.close();
         api.child.kill('SIGTERM');
       }
     }
