@@ -56,7 +56,7 @@ export async function startServer(config: Config, log: Logger, deps: ServerDeps 
     waitForFirst: site.cache.local,
     fetchWaitMs: config.cacheFetchWaitSeconds * 1000,
     memoryLimit: config.apiMemoryLimit, threads: config.duckdbThreads, connections: config.apiConnections, coalesceKeys: config.apiCoalesceKeys,
-    summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads, summaryNice: config.summaryNice, summarySpillDir: path.join(config.duckdbTempDir, 'summaries'),
+    summaryThreads: config.summaryThreads === 0 ? null : config.summaryThreads, summaryPriority: config.summaryPriority, summarySpillDir: path.join(config.duckdbTempDir, 'summaries'),
     ...(openStores ? { stores: openStores } : {}),
   }, log);
   const keys = new KeyRing(config.keysFile, config.devApiKeys, log, config.devOperatorKeys);

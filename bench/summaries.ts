@@ -36,14 +36,15 @@ interface Options { pois: string; weeks: string; work: string; reps: string; api
 
 /**
  * The summary settings `--summary-threads` names, each measured in turn: `default` (the API's own),
- * `T` (SUMMARY_THREADS=T) or `T:N` (and SUMMARY_NICE=N); with what a table prints of each.
+ * `T` (SUMMARY_THREADS=T) or `T:P` (and SUMMARY_PRIORITY=P: idle or a nice value); with what a table prints of each.
  */
 function summarySettings(list: string): { name: string; env: Record<string, string> }[] {
   return list.split(',').map((item) => {
     if (item === 'default') return { name: 'default', env: {} };
-    const m = /^(\d+)(?::(\d+))?$/.exec(item);
-    if (!m) throw new Error(`--summary-threads: ${JSON.stringify(item)} is not default, T or T:N`);
-    return { name: m[2] === undefined ? `threads ${m[1]}` : `threads ${m[1]}, nice ${m[2]}`, env: { SUMMARY_THREADS: m[1]!, ...(m[2] === undefined ? {} : { SUMMARY_NICE: m[2] }) } };
+    const m = /^(\d+)(?::(idle|\d+))?$/.exec(item);
+    if (!m) throw new Error(`--summary-threads: ${JSON.stringify(item)} is not default, T or T:P`);
+    const priority = m[2] === undefined ? '' : m[2] === 'idle' ? ', idle' : `, nice ${m[2]}`;
+    return { name: `threads ${m[1]}${priority}`, env: { SUMMARY_THREADS: m[1]!, ...(m[2] === undefined ? {} : { SUMMARY_PRIORITY: m[2] }) } };
   });
 }
 interface Group { region: string | null; pois: number; visits: number | null; visitors: number | null }
@@ -230,7 +231,7 @@ await new Command('bench-summaries').description('patterns_summary against DuckD
   .option('--api-memory <size>', "the API's API_MEMORY_LIMIT", '1GB')
   .option('--no-peer', 'skip PostgreSQL')
   .option('--peer-loaded', 'PostgreSQL holds this drop already (from a run before): do not load it again')
-  .option('--summary-threads <list>', 'summary settings of the API, each measured in turn: default, T (SUMMARY_THREADS) or T:N (and SUMMARY_NICE)', 'default,0')
+  .option('--summary-threads <list>', 'summary settings of the API, each measured in turn: default, T (SUMMARY_THREADS) or T:P (and SUMMARY_PRIORITY: idle or a nice value)', 'default,0')
   .option('--history <dir>', "measure one brand's weeks over this history's data folder instead (see the header)")
   .action(main)
   .parseAsync(process.argv);

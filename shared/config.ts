@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_SUMMARY_NICE } from './low-priority-threads.ts';
+import { DEFAULT_SUMMARY_PRIORITY, type LowPriority } from './low-priority-threads.ts';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
@@ -66,17 +66,18 @@ export interface Config {
   /** How long a summary may run before it is stopped with SUMMARY_TIMEOUT (SUMMARY_TIMEOUT_MS, default 10000). */
   readonly summaryTimeoutMs: number;
   /**
-   * Threads of each served version's summary instance, at the nice value SUMMARY_NICE
+   * Threads of each served version's summary instance, at the priority SUMMARY_PRIORITY
    * (SUMMARY_THREADS, default the cores on Linux, where a thread's priority is its own; elsewhere
    * the cores but one, at least 1); 0: summaries run on the served instance with its threads.
    */
   readonly summaryThreads: number;
   /**
-   * Nice value of the summary instances' threads on Linux (SUMMARY_NICE, 0 to 19, default 10): a
-   * look-up's thread takes a core from them at once, and they have about a tenth of a core it
-   * also wants; 0 leaves them at the process's priority.
+   * Priority of the summary instances' threads on Linux (SUMMARY_PRIORITY): `idle` (the default,
+   * SCHED_IDLE: they run only on a core nothing else of the machine wants, and a look-up's thread
+   * takes it from them at once), or a nice value 0 to 19 (at 10 about a tenth of a core a look-up
+   * also wants; 0 leaves them at the process's priority).
    */
-  readonly summaryNice: number;
+  readonly summaryPriority: LowPriority;
   /** Most queries one bulk match upload (`POST /v1/export/match`) may hold (MATCH_UPLOAD_MAX_QUERIES, default 50000); its body may hold 1 KiB a query. */
   readonly matchUploadMaxQueries: number;
   /** DuckDB connections per served version (API_CONNECTIONS, default 4). */
@@ -209,6 +210,15 @@ function intVar(env: Env, name: string, fallback: number, min: number, max: numb
   const value = Number(raw);
   if (value < min || value > max) throw invalid(name, raw, `an integer from ${min} to ${max}`);
   return value;
+}
+
+/** A thread priority: `idle`, or a nice value 0 to 19. */
+function priorityVar(env: Env, name: string, fallback: LowPriority): LowPriority {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'idle') return 'idle';
+  if (!/^\d+$/.test(raw) || Number(raw) > 19) throw invalid(name, raw, 'idle or an integer from 0 to 19');
+  return Number(raw);
 }
 
 /** Default of CACHE_MAX_BYTES: 20 GiB. */
@@ -371,7 +381,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     summaryConcurrency: intVar(env, 'SUMMARY_CONCURRENCY', 2, 1, 64),
     summaryTimeoutMs: intVar(env, 'SUMMARY_TIMEOUT_MS', 10_000, 100, 3_600_000),
     summaryThreads: intVar(env, 'SUMMARY_THREADS', process.platform === 'linux' ? availableParallelism() : Math.max(1, availableParallelism() - 1), 0, 1024),
-    summaryNice: intVar(env, 'SUMMARY_NICE', DEFAULT_SUMMARY_NICE, 0, 19),
+    summaryPriority: priorityVar(env, 'SUMMARY_PRIORITY', DEFAULT_SUMMARY_PRIORITY),
     matchUploadMaxQueries: intVar(env, 'MATCH_UPLOAD_MAX_QUERIES', 50_000, 1, 1_000_000),
     apiConnections: intVar(env, 'API_CONNECTIONS', 4, 1, 64),
     apiCoalesceKeys: intVar(env, 'API_COALESCE_KEYS', 1000, 1, 10_000),

@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { startAlone, withLowPriorityThreads } from './low-priority-threads.ts';
+import { startAlone, withLowPriorityThreads, type LowPriority } from './low-priority-threads.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
@@ -10,11 +10,10 @@ export interface ReadOnlyOptions {
   /**
    * For statements run by shared/duckdb-background.ts (summaries): `threads` threads of the
    * instance's own (DuckDB is given one more, the caller's, which that runner leaves idle), at
-   * this nice value (1 to 19) where the system lowers a thread alone (Linux,
-   * shared/low-priority-threads.ts), so that they take little of a core the process's other work
-   * wants. Needs `threads`.
+   * this priority where the system lowers a thread alone (Linux, shared/low-priority-threads.ts),
+   * so that they take little of a core the process's other work wants. Needs `threads`.
    */
-  readonly nice?: number;
+  readonly priority?: LowPriority;
 }
 
 /**
@@ -22,13 +21,13 @@ export interface ReadOnlyOptions {
  * (startAlone), so that threads appearing while a low-priority instance is made are its own.
  */
 async function createInstance(file: string, settings: Record<string, string>, options: ReadOnlyOptions): Promise<DuckDBInstance> {
-  if (options.nice === undefined) {
+  if (options.priority === undefined) {
     if (options.threads !== null) settings['threads'] = String(options.threads);
     return startAlone(() => DuckDBInstance.create(file, settings));
   }
   if (options.threads === null || options.threads < 1) throw new Error('an instance of low priority needs threads');
   settings['threads'] = String(options.threads + 1);
-  return (await withLowPriorityThreads(options.threads, options.nice, () => DuckDBInstance.create(file, settings))).value;
+  return (await withLowPriorityThreads(options.threads, options.priority, () => DuckDBInstance.create(file, settings))).value;
 }
 
 /** An earlier file a version inherits from, attached beside its own under its label. */

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { DEFAULT_SUMMARY_NICE } from '../../shared/low-priority-threads.ts';
+import { DEFAULT_SUMMARY_PRIORITY, type LowPriority } from '../../shared/low-priority-threads.ts';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
@@ -47,13 +47,13 @@ export interface ServeOptions {
   readonly onStoreError?: (label: string, message: string) => void;
   /**
    * Threads of the version's summary instance (SUMMARY_THREADS): summaries run on a DuckDB of
-   * their own over the same files with this many threads of nice value `summaryNice`, so a
+   * their own over the same files with this many threads of priority `summaryPriority`, so a
    * summary's scan takes little of a core look-ups want (shared/low-priority-threads.ts); null
    * (or absent): on the served instance, with its threads.
    */
   readonly summaryThreads?: number | null;
-  /** Nice value of the summary instance's threads (SUMMARY_NICE; default 10; 0: the process's priority). */
-  readonly summaryNice?: number;
+  /** Priority of the summary instance's threads (SUMMARY_PRIORITY; default `idle`; 0: the process's). */
+  readonly summaryPriority?: LowPriority;
   /** Where summary instances spill, each version in a folder of its own (DUCKDB_TEMP_DIR/summaries). */
   readonly summarySpillDir?: string;
   /**
@@ -137,7 +137,7 @@ export class ServedVersion {
   readonly #paths: ReadonlyMap<string, string>;
   readonly #memoryLimit: string;
   readonly #summaryThreads: number | null;
-  readonly #summaryNice: number;
+  readonly #summaryPriority: LowPriority;
   readonly #summarySpillDir: string | null;
   readonly #fetchFiles: FilesFetcher | null;
   readonly #noteUse: ((label: string) => void) | null;
@@ -163,7 +163,7 @@ export class ServedVersion {
     this.#paths = paths;
     this.#memoryLimit = options.memoryLimit;
     this.#summaryThreads = options.summaryThreads ?? null;
-    this.#summaryNice = options.summaryNice ?? DEFAULT_SUMMARY_NICE;
+    this.#summaryPriority = options.summaryPriority ?? DEFAULT_SUMMARY_PRIORITY;
     this.#summarySpillDir = options.summarySpillDir ?? null;
     this.manifest = manifest;
     this.#routes = routesOf(manifest);
@@ -406,7 +406,7 @@ export class ServedVersion {
     this.#queries++;
     if (this.#summaries === null) {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
-      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, nice: this.#summaryNice, disabledOptimizers: LOOKUP_TUNING };
+      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, priority: this.#summaryPriority, disabledOptimizers: LOOKUP_TUNING };
       this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
         : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
       this.#summaries.catch(() => undefined);

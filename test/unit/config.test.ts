@@ -75,10 +75,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ PLACEDATA_OPERATOR_KEYS: 'op1, op2' }).devOperatorKeys).to.deep.equal(['op1', 'op2']);
   });
 
-  it('runs summaries on every core at nice 10 on Linux (SUMMARY_THREADS, SUMMARY_NICE), the cores but one elsewhere; each can be set', () => {
+  it('runs summaries on every core at idle priority on Linux (SUMMARY_THREADS, SUMMARY_PRIORITY), the cores but one elsewhere; each can be set', () => {
     const cores = availableParallelism();
-    expect(loadConfig({})).to.include({ summaryThreads: process.platform === 'linux' ? cores : Math.max(1, cores - 1), summaryNice: 10 });
-    expect(loadConfig({ SUMMARY_THREADS: '0', SUMMARY_NICE: '19' })).to.include({ summaryThreads: 0, summaryNice: 19 });
+    expect(loadConfig({})).to.include({ summaryThreads: process.platform === 'linux' ? cores : Math.max(1, cores - 1), summaryPriority: 'idle' });
+    expect(loadConfig({ SUMMARY_THREADS: '0', SUMMARY_PRIORITY: '19' })).to.include({ summaryThreads: 0, summaryPriority: 19 });
+    expect(loadConfig({ SUMMARY_PRIORITY: '0' })).to.include({ summaryPriority: 0 });
+    expect(loadConfig({ SUMMARY_PRIORITY: 'idle' })).to.include({ summaryPriority: 'idle' });
   });
 
   it('refuses bad values with the variable named', () => {
@@ -106,7 +108,8 @@ describe('loadConfig', () => {
       [{ COMPRESSION: 'gzip' }, 'COMPRESSION must be true or false; got "gzip"'],
       [{ COMPRESSION_MIN_BYTES: '1k' }, 'COMPRESSION_MIN_BYTES must be an integer from 0 to 1073741824; got "1k"'],
       [{ PERSISTED_QUERY_CACHE_BYTES: '-5' }, 'PERSISTED_QUERY_CACHE_BYTES must be an integer from 0 to 1073741824; got "-5"'],
-      [{ SUMMARY_NICE: '20' }, 'SUMMARY_NICE must be an integer from 0 to 19; got "20"'],
+      [{ SUMMARY_PRIORITY: '20' }, 'SUMMARY_PRIORITY must be idle or an integer from 0 to 19; got "20"'],
+      [{ SUMMARY_PRIORITY: 'low' }, 'SUMMARY_PRIORITY must be idle or an integer from 0 to 19; got "low"'],
     ];
     for (const [env, message] of cases) expect(() => loadConfig(env)).to.throw(message).with.property('code', 'CONFIG_INVALID');
   });

@@ -9,12 +9,15 @@ import { withLowPriorityThreads } from '../../shared/low-priority-threads.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
 
 const NICE = 10;
+/** Linux's scheduling policies as proc(5) shows them. */
+const SCHED_OTHER = 0;
+const SCHED_IDLE = 5;
 
-/** This process's threads: id -> [nice value, CPU ticks] (proc(5): fields 19, 14 + 15). */
-function threads(): Map<number, { nice: number; ticks: number }> {
+/** This process's threads: id -> nice value, policy, CPU ticks (proc(5): fields 19, 41, 14 + 15). */
+function threads(): Map<number, { nice: number; policy: number; ticks: number }> {
   return new Map(readdirSync('/proc/self/task').map((t) => {
     const fields = readFileSync(`/proc/self/task/${t}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return [Number(t), { nice: Number(fields[16]), ticks: Number(fields[11]) + Number(fields[12]) }];
+    return [Number(t), { nice: Number(fields[16]), policy: Number(fields[38]), ticks: Number(fields[11]) + Number(fields[12]) }];
   }));
 }
 
@@ -40,17 +43,17 @@ describe('summary instances: threads of low priority, statements left to them', 
 
   const linux = process.platform === 'linux';
 
-  it('an instance given a nice value starts `threads` threads of its own, each at its nice value; one without it, none', async function () {
+  it('an instance of idle priority starts `threads` threads of its own, each SCHED_IDLE; one without a priority, none', async function () {
     if (!linux) this.skip();
     const before = threads();
-    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 3, nice: NICE }, [], path.join(dir, 'spill'));
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 3, priority: 'idle' }, [], path.join(dir, 'spill'));
     const started = [...threads()].filter(([id]) => !before.has(id));
     try {
-      expect(started.map(([, t]) => t.nice)).to.deep.equal([NICE, NICE, NICE]);
+      expect(started.map(([, t]) => t.policy)).to.deep.equal([SCHED_IDLE, SCHED_IDLE, SCHED_IDLE]);
       const between = threads();
       const served = await openReadOnly(file, { memoryLimit: '256MB', threads: 3 });
       // DuckDB's threads but the caller's: two, at the process's priority.
-      expect([...threads()].filter(([id]) => !between.has(id)).map(([, t]) => t.nice)).to.deep.equal([0, 0]);
+      expect([...threads()].filter(([id]) => !between.has(id)).map(([, t]) => [t.policy, t.nice])).to.deep.equal([[SCHED_OTHER, 0], [SCHED_OTHER, 0]]);
       served.closeSync();
     } finally {
       db.closeSync();
@@ -64,7 +67,7 @@ describe('summary instances: threads of low priority, statements left to them', 
     const asSaid = await withLowPriorityThreads(2, 15, make(3));
     const more = await withLowPriorityThreads(1, 15, make(3));
     try {
-      expect([asSaid.lowered, more.lowered]).to.deep.equal([2, 0]);
+      expect([asSaid, more].map((s) => [s.lowered, s.as])).to.deep.equal([[2, 'nice'], [0, 'none']]);
       expect([...threads()].filter(([id]) => !before.has(id)).map(([, t]) => t.nice)).to.deep.equal([15, 15, 0, 0]);
     } finally {
       asSaid.value.closeSync();
@@ -72,8 +75,25 @@ describe('summary instances: threads of low priority, statements left to them', 
     }
   });
 
+  it('idle where chrt can set it; where it cannot (no such command), nice 19', async function () {
+    if (!linux) this.skip();
+    const make = () => DuckDBInstance.create(':memory:', { threads: '3' });
+    const before = threads();
+    const idle = await withLowPriorityThreads(2, 'idle', make);
+    const between = threads();
+    const without = await withLowPriorityThreads(2, 'idle', make, path.join(dir, 'no-chrt'));
+    try {
+      expect([idle, without].map((s) => [s.lowered, s.as])).to.deep.equal([[2, 'idle'], [2, 'nice']]);
+      expect([...between].filter(([id]) => !before.has(id)).map(([, t]) => t.policy)).to.deep.equal([SCHED_IDLE, SCHED_IDLE]);
+      expect([...threads()].filter(([id]) => !between.has(id)).map(([, t]) => [t.policy, t.nice])).to.deep.equal([[SCHED_OTHER, 19], [SCHED_OTHER, 19]]);
+    } finally {
+      idle.value.closeSync();
+      without.value.closeSync();
+    }
+  });
+
   it('a statement read in the background answers as runAndReadAll does, on the instance\'s threads alone', async function () {
-    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, nice: NICE }, [], path.join(dir, 'spill'));
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, priority: NICE }, [], path.join(dir, 'spill'));
     try {
       const conn = await db.connect();
       const sql = 'SELECT g, count(*) AS n, sum(h) AS s, median(h) AS m FROM t WHERE i >= $from GROUP BY g ORDER BY g';
@@ -103,7 +123,7 @@ describe('summary instances: threads of low priority, statements left to them', 
   it('a statement larger than the memory limit spills into the instance\'s folder and answers in the background', async () => {
     const spill = path.join(dir, 'spill-small');
     await mkdir(spill);
-    const db = await openForSummaries(file, { memoryLimit: '64MB', threads: 1, nice: NICE }, [], spill);
+    const db = await openForSummaries(file, { memoryLimit: '64MB', threads: 1, priority: 'idle' }, [], spill);
     try {
       const conn = await db.connect();
       expect((await readAllInBackground(conn, 'SELECT count(*) AS groups, max(n) AS most FROM (SELECT i::VARCHAR AS k, count(*) AS n FROM t GROUP BY k)')).getRowObjectsJS())
@@ -115,7 +135,7 @@ describe('summary instances: threads of low priority, statements left to them', 
   });
 
   it('an error and an interrupt end the wait and are thrown as runAndReadAll throws them', async () => {
-    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, nice: NICE }, [], path.join(dir, 'spill'));
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 2, priority: 'idle' }, [], path.join(dir, 'spill'));
     try {
       const conn = await db.connect();
       const message = (p: Promise<unknown>) => p.then(() => 'answered', (err: Error) => err.message.split('\n')[0]!);
