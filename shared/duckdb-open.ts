@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { startAlone, withLowPriorityThreads, type LowPriority } from './low-priority-threads.ts';
+import { startAlone, withLowPriorityThreads, type LowPriority, type LowPriorityStart } from './low-priority-threads.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
@@ -14,6 +14,8 @@ export interface ReadOnlyOptions {
    * so that they take little of a core the process's other work wants. Needs `threads`.
    */
   readonly priority?: LowPriority;
+  /** Told, with `priority`, how the instance's threads were lowered (shared/low-priority-threads.ts). */
+  readonly onLowered?: (as: LowPriorityStart<unknown>['as']) => void;
 }
 
 /**
@@ -27,7 +29,9 @@ async function createInstance(file: string, settings: Record<string, string>, op
   }
   if (options.threads === null || options.threads < 1) throw new Error('an instance of low priority needs threads');
   settings['threads'] = String(options.threads + 1);
-  return (await withLowPriorityThreads(options.threads, options.priority, () => DuckDBInstance.create(file, settings))).value;
+  const started = await withLowPriorityThreads(options.threads, options.priority, () => DuckDBInstance.create(file, settings));
+  options.onLowered?.(started.as);
+  return started.value;
 }
 
 /** An earlier file a version inherits from, attached beside its own under its label. */

@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { DEFAULT_SUMMARY_PRIORITY, type LowPriority } from '../../shared/low-priority-threads.ts';
+import { DEFAULT_SUMMARY_PRIORITY, type LowPriority, type LowPriorityStart } from '../../shared/low-priority-threads.ts';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
@@ -45,6 +45,8 @@ export interface ServeOptions {
   readonly stores?: OpenStores;
   /** Told when a store fails in service (the version's look-ups go to DuckDB from then on). */
   readonly onStoreError?: (label: string, message: string) => void;
+  /** Told, when the summary instance opens, the priority asked for its threads and how they were lowered (shared/low-priority-threads.ts). */
+  readonly onSummaryThreads?: (label: string, asked: LowPriority, as: LowPriorityStart<unknown>['as']) => void;
   /**
    * Threads of the version's summary instance (SUMMARY_THREADS): summaries run on a DuckDB of
    * their own over the same files with this many threads of priority `summaryPriority`, so a
@@ -131,6 +133,7 @@ export class ServedVersion {
   storeErrors: string[];
   readonly #release: () => void;
   readonly #onStoreError: ((label: string, message: string) => void) | undefined;
+  readonly #onSummaryThreads: ServeOptions['onSummaryThreads'];
   /** The process's read threads for its stores (OpenStores), if it has any. */
   readonly #reader: StoreReader | null;
   /** Each file of the version on this machine, by label. */
@@ -184,6 +187,7 @@ export class ServedVersion {
     this.storeErrors = stores.errors;
     this.#release = stores.release;
     this.#onStoreError = options.onStoreError;
+    this.#onSummaryThreads = options.onSummaryThreads;
     this.#reader = options.stores && options.stores.threads > 0 ? options.stores : null;
     const routes = this.#routes;
     this.#sources = {
@@ -406,7 +410,10 @@ export class ServedVersion {
     this.#queries++;
     if (this.#summaries === null) {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
-      const options = { memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, priority: this.#summaryPriority, disabledOptimizers: LOOKUP_TUNING };
+      const options = {
+        memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, priority: this.#summaryPriority, disabledOptimizers: LOOKUP_TUNING,
+        onLowered: (as: LowPriorityStart<unknown>['as']) => this.#onSummaryThreads?.(this.label, this.#summaryPriority, as),
+      };
       this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
         : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
       this.#summaries.catch(() => undefined);

@@ -136,6 +136,12 @@ export class ServedVersions {
         this.storeFailures++;
         log.error({ label, err: message }, 'look-up store failed: look-ups of this version read its DuckDB files from now on (slower)');
       },
+      onSummaryThreads: (label, priority, as) => {
+        // Said only where the threads are not as SUMMARY_PRIORITY asked (elsewhere than Linux
+        // nothing is lowered, as documented).
+        if (priority === 'idle' && as === 'nice') log.warn({ label }, 'summary threads at nice 19, not idle: SCHED_IDLE could not be set (util-linux\'s chrt missing or refused)');
+        if (priority !== 0 && as === 'none' && process.platform === 'linux') log.warn({ label, priority }, 'summary threads left at the process\'s priority: other threads started while the summary instance was made');
+      },
       ...(options.files.remote ? { fetchFiles: (label: string, files: readonly string[]) => this.#fetchFiles(label, files), noteUse: (label: string) => options.files.used(label) } : {}),
     };
     this.#log = log;

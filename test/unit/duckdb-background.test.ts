@@ -46,10 +46,12 @@ describe('summary instances: threads of low priority, statements left to them', 
   it('an instance of idle priority starts `threads` threads of its own, each SCHED_IDLE; one without a priority, none', async function () {
     if (!linux) this.skip();
     const before = threads();
-    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 3, priority: 'idle' }, [], path.join(dir, 'spill'));
+    const told: string[] = [];
+    const db = await openForSummaries(file, { memoryLimit: '256MB', threads: 3, priority: 'idle', onLowered: (as) => told.push(as) }, [], path.join(dir, 'spill'));
     const started = [...threads()].filter(([id]) => !before.has(id));
     try {
       expect(started.map(([, t]) => t.policy)).to.deep.equal([SCHED_IDLE, SCHED_IDLE, SCHED_IDLE]);
+      expect(told).to.deep.equal(['idle']);
       const between = threads();
       const served = await openReadOnly(file, { memoryLimit: '256MB', threads: 3 });
       // DuckDB's threads but the caller's: two, at the process's priority.
