@@ -98,6 +98,16 @@ export class KeyRateLimiter {
     return { allowed: false, cost, limit: points, remaining: Math.max(0, points - (outcome.consumedPoints - cost)), resetSeconds };
   }
 
+  /**
+   * Gives `cost` points back to the key `id` (a request it was charged for that the server failed:
+   * api/http/rate-limit.ts), on the store requests are charged to now (on Redis, a failing reward
+   * goes to the insurance limiter).
+   */
+  async giveBack(id: string, cost: number): Promise<void> {
+    const key = id.replace(/^sha256:/, '');
+    await (this.#shared && Date.now() >= this.#skipRedisUntil ? this.#shared : this.#local).reward(key, cost);
+  }
+
   /** Consumes on Redis (or its insurance) unless Redis is being skipped; a refusal is a result, not an error. */
   async #consume(key: string, cost: number): Promise<[RateLimiterAbstract, RateLimiterRes]> {
     const refusal = (e: unknown) => {

@@ -3,6 +3,7 @@ import { ErrorCodes } from '../../shared/errors.ts';
 import { sendError } from './error-body.ts';
 import type { KeyRateLimiter, RateDecision } from './key-rate-limiter.ts';
 import { operationFacts } from './operation-facts.ts';
+import { outcomeOf } from './request-kind.ts';
 import { requestState } from './request-state.ts';
 
 /**
@@ -33,7 +34,9 @@ export function rateLimit(limiter: KeyRateLimiter) {
 /**
  * Charges each request `costOf(req)` points of its key's window (see rateLimit). `overWindow`
  * words the refusal of a request that costs more than a whole window (waiting cannot help it,
- * so it gets no Retry-After).
+ * so it gets no Retry-After). A request the server fails (a 5xx of its own doing:
+ * INTERNAL_SERVER_ERROR, NOT_READY, UNAVAILABLE, DATA_FETCHING; request-kind.ts) is given its
+ * points back once answered: a client retrying a file not fetched yet pays for the answer only.
  */
 export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request, res: Response) => number,
   overWindow: (cost: number, points: number, windowSeconds: number) => string) {
@@ -47,7 +50,16 @@ export function chargeRequests(limiter: KeyRateLimiter, costOf: (req: Request, r
       return next(err);
     }
     res.set(rateLimitHeaders(decision, windowSeconds));
-    if (decision.allowed) return next();
+    if (decision.allowed) {
+      const digest = requestState(res).keyDigest!;
+      res.once('finish', () => {
+        // Not for an answer with data in it (a 200 whose one field failed).
+        if (res.statusCode < 500 || outcomeOf(res.statusCode, requestState(res).errorCode, true).outcome !== 'error') return;
+        // A refund that fails leaves the charge: the window ends it anyway.
+        limiter.giveBack(digest, cost).catch(() => undefined);
+      });
+      return next();
+    }
     if (cost > points) return sendError(res, 429, ErrorCodes.RATE_LIMITED, overWindow(cost, points, windowSeconds));
     sendError(res, 429, ErrorCodes.RATE_LIMITED, `Rate limit exceeded: this key may ask for ${points} Placekeys per ${windowSeconds} s`,
       { 'Retry-After': String(decision.resetSeconds) });

@@ -193,13 +193,13 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
     expect(await cachedLabels(cacheDir)).to.deep.equal([labels[0], newest].sort());
   });
 
-  it('a store that is down when a file is asked for: 503 DATA_FETCHING with Retry-After, nothing kept of it; answered whole once the store is back', async () => {
-    const { server, cacheDir } = await serve('down', ready() + 1);
+  it('a store that is down when a file is asked for: 503 DATA_FETCHING with Retry-After, nothing kept of it, its points given back; answered whole once the store is back', async () => {
+    const { server, cacheDir } = await serve('down', ready() + 1, { RATE_LIMIT_POINTS: '1000', RATE_LIMIT_PREFIX: `${prefix}-rl` });
     const newest = labels.at(-1)!;
     await s3.kill();
     const refused = await ask(server, 2);
-    expect({ status: refused.status, retryAfter: refused.headers.get('retry-after'), body: refused.body }).to.deep.equal({
-      status: 503, retryAfter: '5',
+    expect({ status: refused.status, retryAfter: refused.headers.get('retry-after'), remaining: refused.headers.get('ratelimit-remaining'), body: refused.body }).to.deep.equal({
+      status: 503, retryAfter: '5', remaining: '997',
       body: {
         errors: [{ message: `Dataset version ${newest}: the data this request needs is being fetched to this server; try again shortly`, locations: [{ line: 1, column: 38 }], path: ['batch_lookup'], extensions: { code: 'DATA_FETCHING' } }],
         extensions: { row_count: 0, version_date: newest },
@@ -209,7 +209,9 @@ describe('a cache with a budget (VERSION_STORE): a cold web process is ready on 
     expect((await readdir(cacheDir)).filter((n) => n.startsWith('.dl-'))).to.deep.equal([]);
     expect(await cacheOf(server)).to.include({ waits: 1, timeouts: 1 });
     s3 = await startS3Server(path.join(dir, 's3'), 'versions', s3.port);
-    expect(await ask(server, 2)).to.deep.include({ status: 200, body: expected(newest, 2) });
+    const served = await ask(server, 2);
+    // The 503's three Placekeys were given back: this request's three are the only ones charged.
+    expect({ status: served.status, remaining: served.headers.get('ratelimit-remaining'), body: served.body }).to.deep.equal({ status: 200, remaining: '997', body: expected(newest, 2) });
   });
 
   it('a worker on another machine fetches only what a load reads: the base version\'s own file, none it inherits', async () => {
