@@ -14,7 +14,7 @@ export interface ReadOnlyOptions {
    * so that they take little of a core the process's other work wants. Needs `threads`.
    */
   readonly priority?: LowPriority;
-  /** Told, with `priority`, how the instance's threads were lowered (shared/low-priority-threads.ts). */
+  /** Told how the instance's threads were lowered (shared/low-priority-threads.ts: idle, nice or none). */
   readonly onLowered?: (as: LowPriorityStart<unknown>['as']) => void;
 }
 
