@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { DEFAULT_SUMMARY_PRIORITY, type LowPriority } from './low-priority-threads.ts';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 import { AppError, ErrorCodes } from './errors.ts';
+import { DEFAULT_SUMMARY_PRIORITY, type LowPriority } from './low-priority-threads.ts';
 import { DEFAULT_GUARDS, type GuardThresholds } from './guard-thresholds.ts';
 
 /** Where version files are shared between machines (VERSION_STORE); see docs/operations.md "Running at scale". */

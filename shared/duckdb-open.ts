@@ -1,5 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { startAlone, withLowPriorityThreads, type LowPriority, type LowPriorityStart } from './low-priority-threads.ts';
+import { startAlone, withLowPriorityThreads, type LoweredAs, type LowPriority } from './low-priority-threads.ts';
 import { quoteIdent, quoteLiteral } from './sql.ts';
 
 export interface ReadOnlyOptions {
@@ -15,7 +15,7 @@ export interface ReadOnlyOptions {
    */
   readonly priority?: LowPriority;
   /** Told how the instance's threads were lowered (shared/low-priority-threads.ts: idle, nice or none). */
-  readonly onLowered?: (as: LowPriorityStart<unknown>['as']) => void;
+  readonly onLowered?: (as: LoweredAs) => void;
 }
 
 /**

@@ -37,13 +37,13 @@ export function startAlone<T>(start: () => Promise<T>): Promise<T> {
   return turn;
 }
 
-/** What withLowPriorityThreads gave: `start`'s value, and how its threads were lowered. */
+/** How a start's threads were lowered: SCHED_IDLE, a nice value (asked for, or 19 where SCHED_IDLE could not be set), or not at all. */
+export type LoweredAs = 'idle' | 'nice' | 'none';
+
+/** What withLowPriorityThreads gave: `start`'s value, and how its threads (all `expected` of them, or none) were lowered. */
 export interface LowPriorityStart<T> {
   readonly value: T;
-  /** Threads lowered: 0 or the number expected. */
-  readonly lowered: number;
-  /** How: SCHED_IDLE, a nice value (asked for, or 19 where SCHED_IDLE could not be set), or not at all. */
-  readonly as: 'idle' | 'nice' | 'none';
+  readonly as: LoweredAs;
 }
 
 /**
@@ -67,15 +67,15 @@ export async function withLowPriorityThreads<T>(expected: number, priority: LowP
   return startAlone(async () => {
     const before = process.platform === 'linux' ? threadsNow() : null;
     const value = await start();
-    if (before === null || priority === 0) return { value, lowered: 0, as: 'none' };
+    if (before === null || priority === 0) return { value, as: 'none' };
     const started = [...(threadsNow() ?? [])].filter((id) => !before.has(id));
-    if (started.length !== expected) return { value, lowered: 0, as: 'none' };
+    if (started.length !== expected) return { value, as: 'none' };
     if (priority === 'idle') {
       const idle = await Promise.all(started.map((id) => run(chrt, ['--idle', '--pid', '0', String(id)])));
-      if (idle.every(Boolean)) return { value, lowered: started.length, as: 'idle' };
+      if (idle.every(Boolean)) return { value, as: 'idle' };
     }
     for (const id of started) setPriority(id, priority === 'idle' ? IDLE_FALLBACK_NICE : priority);
-    return { value, lowered: started.length, as: 'nice' };
+    return { value, as: 'nice' };
   });
 }
 

@@ -22,6 +22,11 @@ export interface RateDecision {
   readonly resetSeconds: number;
 }
 
+/** A key's counter: its digest's hex (the `sha256:` of a key digest left out). */
+function counterKey(id: string): string {
+  return id.replace(/^sha256:/, '');
+}
+
 /** After Redis fails, requests skip it for this long, so a Redis that hangs does not slow each request by a timeout. */
 const SKIP_REDIS_MS = 1000;
 
@@ -86,7 +91,7 @@ export class KeyRateLimiter {
    * still fits can pass.
    */
   async take(id: string, cost: number): Promise<RateDecision> {
-    const key = id.replace(/^sha256:/, '');
+    const key = counterKey(id);
     const [store, outcome] = await this.#consume(key, cost);
     const { points } = this.settings;
     const resetSeconds = Math.max(1, Math.ceil(outcome.msBeforeNext / 1000));
@@ -104,8 +109,12 @@ export class KeyRateLimiter {
    * goes to the insurance limiter).
    */
   async giveBack(id: string, cost: number): Promise<void> {
-    const key = id.replace(/^sha256:/, '');
-    await (this.#shared && Date.now() >= this.#skipRedisUntil ? this.#shared : this.#local).reward(key, cost);
+    await (this.#onRedis() ? this.#shared! : this.#local).reward(counterKey(id), cost);
+  }
+
+  /** Whether requests are charged on Redis now: there is one, and it is not being skipped after a failure. */
+  #onRedis(): boolean {
+    return this.#shared !== null && Date.now() >= this.#skipRedisUntil;
   }
 
   /** Consumes on Redis (or its insurance) unless Redis is being skipped; a refusal is a result, not an error. */
@@ -114,11 +123,11 @@ export class KeyRateLimiter {
       if (e instanceof RateLimiterRes) return e;
       throw e;
     };
-    if (this.#shared && Date.now() >= this.#skipRedisUntil) {
+    if (this.#onRedis()) {
       const uses = this.#local.uses;
-      const res = await this.#shared.consume(key, cost).catch(refusal);
+      const res = await this.#shared!.consume(key, cost).catch(refusal);
       if (this.#local.uses === uses) this.#redisAnswered();
-      return [this.#shared, res];
+      return [this.#shared!, res];
     }
     return [this.#local, await this.#local.consumeWhileSkipping(key, cost).catch(refusal)];
   }

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
-import { DEFAULT_SUMMARY_PRIORITY, type LowPriority, type LowPriorityStart } from '../../shared/low-priority-threads.ts';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openForSummaries, openReadOnly } from '../../shared/duckdb-open.ts';
+import { DEFAULT_SUMMARY_PRIORITY, type LoweredAs, type LowPriority } from '../../shared/low-priority-threads.ts';
 import { AppError, ErrorCodes } from '../../shared/errors.ts';
 import { quoteIdent } from '../../shared/sql.ts';
 import { readManifest, routesOf, type PartitionRoutes, type VersionManifest } from '../../versions/version-manifest.ts';
@@ -46,7 +46,7 @@ export interface ServeOptions {
   /** Told when a store fails in service (the version's look-ups go to DuckDB from then on). */
   readonly onStoreError?: (label: string, message: string) => void;
   /** Told, when the summary instance opens, the priority asked for its threads and how they were lowered (shared/low-priority-threads.ts). */
-  readonly onSummaryThreads?: (label: string, asked: LowPriority, as: LowPriorityStart<unknown>['as']) => void;
+  readonly onSummaryThreads?: (label: string, asked: LowPriority, as: LoweredAs) => void;
   /**
    * Threads of the version's summary instance (SUMMARY_THREADS): summaries run on a DuckDB of
    * their own over the same files with this many threads of priority `summaryPriority`, so a
@@ -412,7 +412,7 @@ export class ServedVersion {
       const attach = [...this.#paths].filter(([label]) => label !== this.label).map(([label, path]) => ({ label, path }));
       const options = {
         memoryLimit: this.#memoryLimit, threads: this.#summaryThreads, priority: this.#summaryPriority, disabledOptimizers: LOOKUP_TUNING,
-        onLowered: (as: LowPriorityStart<unknown>['as']) => this.#onSummaryThreads?.(this.label, this.#summaryPriority, as),
+        onLowered: (as: LoweredAs) => this.#onSummaryThreads?.(this.label, this.#summaryPriority, as),
       };
       this.#summaries = this.#summarySpillDir === null ? openReadOnly(this.file, options, attach)
         : mkdir(path.join(this.#summarySpillDir, this.label), { recursive: true }).then(() => openForSummaries(this.file, options, attach, path.join(this.#summarySpillDir!, this.label)));
