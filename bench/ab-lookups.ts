@@ -4,7 +4,7 @@
  * process of its own and measuring 100-key look-ups (core + one week, 10% unknown keys) at c1 and
  * c16 and the floor `{ __typename }` at c1 with bench/load-gen.ts; medians of the rounds.
  *
- *   node bench/ab-lookups.ts --data bench/work/lk200/data-main --pois 200000 --a /tmp/base --b . [--rounds 5]
+ *   node bench/ab-lookups.ts --data bench/work/lk200/data-main --pois 200000 --a /tmp/base --b . [--rounds 5] [--fields spec|every]
  *
  * A checkout needs its node_modules (a link to this one's will do) and its built pages (web-dist).
  */
@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { runLoad, type Target } from './load-gen.ts';
-import { dropBatches, lookupQuery } from './lookup-request.ts';
+import { dropBatches, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS, lookupQuery } from './lookup-request.ts';
 
 const opts = new Command()
   .requiredOption('--data <dir>', 'a DATA_DIR holding a version loaded from `npm run gen` (seed 1)')
@@ -20,10 +20,11 @@ const opts = new Command()
   .requiredOption('--a <dir>', 'checkout A').requiredOption('--b <dir>', 'checkout B')
   .option('--rounds <n>', 'rounds, each A then B', '5')
   .option('--seconds <n>', 'seconds of each c1 and c16 run', '6')
-  .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string }>();
+  .option('--fields <f>', 'spec: the spec fields of core and one week; every: every field of both', 'spec')
+  .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string; fields: string }>();
 
 const KEY = 'bench-ab-key';
-const QUERY = lookupQuery('2022-01-19');
+const QUERY = opts.fields === 'every' ? lookupQuery('2022-01-19', EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS) : lookupQuery('2022-01-19');
 const batch = dropBatches(Number(opts.pois), 100);
 const dataDir = path.resolve(opts.data);
 const seconds = Number(opts.seconds);

@@ -3,7 +3,7 @@ import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
-import { plainRow, type Row } from './stored-document.ts';
+import { extendedStoredRow, plainRow, type Row } from './stored-document.ts';
 
 export type { Row };
 
@@ -202,13 +202,16 @@ export function moreWanted(request: LookupRequest): boolean {
 }
 
 /**
- * `base` with the fields of the document `doc` added, in place: `base` is this look-up's own (a
+ * `base` with the fields of the document `doc` added: a stored row not yet parsed is parsed with
+ * them in one go (extendedStoredRow); any other in place: `base` is this look-up's own (a
  * row it parsed, or the parsed object behind a stored row: plainRow), so nothing else sees it
  * change, and no copy of its fields is made (spreading a stored row went through its proxy's
  * traps for each field). A document with a field named `__proto__` (a drop's column may be) is
  * spread instead: Object.assign would set it as the prototype and lose its value.
  */
 function extended(base: Row, doc: string): Row {
+  const joined = extendedStoredRow(base, doc);
+  if (joined !== null) return joined;
   const more = JSON.parse(doc) as Row;
   const plain = plainRow(base);
   return Object.hasOwn(more, '__proto__') ? { ...plain, ...more } : Object.assign(plain, more);
