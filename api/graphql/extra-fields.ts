@@ -75,7 +75,10 @@ function otherColumns(product: CatalogProduct) {
   const named = new Set([...SPEC[product], ...[...EXTRA_COLUMNS.keys()].filter((name) => inCatalog(name, product))]);
   return (row: Row): Record<string, unknown> => {
     const out = Object.create(null) as Record<string, unknown>;
-    for (const [name, value] of Object.entries(plainRow(row))) if (!named.has(name)) out[name] = value;
+    const plain = plainRow(row);
+    // for-in, not Object.entries: no pair made per field (rows are parsed JSON: own fields only,
+    // on Object.prototype). 100 weekly rows of every column: 0.02-0.04 against 0.10-0.14 ms.
+    for (const name in plain) if (!named.has(name)) out[name] = plain[name];
     return out;
   };
 }
