@@ -5,7 +5,9 @@
  *   node bench/lookup-store-formats.ts --data DIR [--work bench/work/lookup-store-formats] [--rounds 3] [--seconds 4] [--baseline DIR]
  * - `format 3`: each record compressed by lmdb's own LZ4 with a 4 KiB dictionary of the file's
  *   documents (the format of the release before, the writer's `format: 3`);
- * - `format 4`: each record a zstd frame with a 64 KiB raw dictionary (the writer's default);
+ * - `format 4`: each record a zstd frame with a 64 KiB raw dictionary and a CRC-32 (the writer's `format: 4`);
+ * - `format 5`: format 4's frames carrying zstd's checksum, each record a tag of its key instead
+ *   of the CRC-32 (the writer's default);
  * - with `--baseline DIR` (a checkout of an earlier commit, node_modules linked), that checkout's
  *   own writer too (`baseline`: for the build's wall and CPU time).
  * Builds alternate, `--rounds` times: wall seconds, the process's CPU seconds (every thread:
@@ -42,7 +44,8 @@ const instance = await openReadOnly(path.join(o.data, versionName), { memoryLimi
 const conn = await instance.connect();
 
 type Build = typeof buildLookupStore;
-const builders: [string, Build][] = [['format 3', (c, f, x) => buildLookupStore(c, f, { ...x, format: 3, extras: true })], ['format 4', (c, f, x) => buildLookupStore(c, f, { ...x, extras: true })]];
+const builders: [string, Build][] = [['format 3', (c, f, x) => buildLookupStore(c, f, { ...x, format: 3, extras: true })], ['format 4', (c, f, x) => buildLookupStore(c, f, { ...x, format: 4, extras: true })],
+  ['format 5', (c, f, x) => buildLookupStore(c, f, { ...x, extras: true })]];
 if (o.baseline) {
   const old = (await import(path.resolve(o.baseline, 'ingest/build/build-lookup-store.ts'))) as { buildLookupStore: Build };
   builders.unshift(['baseline', old.buildLookupStore]);
@@ -80,7 +83,7 @@ if (o.buildsOnly) {
   console.log(JSON.stringify({ summary, load_average: os.loadavg().map(round2) }, null, 2));
   process.exit(0);
 }
-const columns = stores.get('format 4')!.columns;
+const columns = stores.get('format 5')!.columns;
 const known = (await conn.runAndReadAll('SELECT placekey FROM places_core USING SAMPLE reservoir(100000 ROWS) REPEATABLE (1)')).getRowObjectsJS().map((r) => String(r['placekey']));
 const held = new Set(known);
 conn.closeSync();
@@ -113,6 +116,6 @@ const summary = Object.fromEntries(readers.map((v) => {
   const of = (which: 'spec' | 'every') => ({ p50_ms: median(l.map((x) => x[which].c1.p50_ms)), p99_ms: median(l.map((x) => x[which].c1.p99_ms)), c16_rps: median(l.map((x) => x[which].c16_rps)) });
   return [v, { bytes: b[0]!.bytes, build_wall_s: median(b.map((x) => x.wall_s)), build_cpu_s: median(b.map((x) => x.cpu_s)), build_main_cpu_s: median(b.map((x) => x.main_cpu_s)), spec: of('spec'), every: of('every') }];
 }));
-const result = { when: new Date().toISOString(), version: versionName, columns, rows: stores.get('format 4')!.rows, load_average: os.loadavg().map(round2), summary, builds, lookups };
+const result = { when: new Date().toISOString(), version: versionName, columns, rows: stores.get('format 5')!.rows, load_average: os.loadavg().map(round2), summary, builds, lookups };
 writeFileSync(path.join(o.work, 'results.json'), JSON.stringify(result, null, 2));
 console.log(JSON.stringify({ ...result, builds: undefined, lookups: undefined }, null, 2));

@@ -21,7 +21,7 @@ export type StoredDocuments = (Buffer | null)[];
  * One immutable file's look-up store (versions/lookup-store/lookup-store-format.ts), open read-only: lmdb maps
  * the file and every process reading it shares its pages through the page cache. Reads are
  * synchronous (a B-tree descent in mapped memory, a copy of the record, decompressed by lmdb in a
- * store of format 2 or 3 and by the store's zstd codec in format 4, its checks: microseconds). Stores of every format are read alike.
+ * store of format 2 or 3 and by the store's zstd codec in formats 4 and 5, its checks: microseconds). Stores of every format are read alike.
  *
  * Every answer is proved or refused with LookupStoreDamaged: a found record must carry the key
  * asked for and each document its crc (seeded by key and column); a key not found must be proved
@@ -91,9 +91,9 @@ export class LookupStore {
    * against those recorded at build, before lmdb reads it (a truncated file, or a damaged meta
    * page, made lmdb read outside its mapping and kill the process as it opened), then lmdb's own,
    * the meta record's crc and format, the dictionary records against the meta record's
-   * length and crc (formats 2 and 3: lmdb decompresses each record with it as it reads; format 4:
+   * length and crc (formats 2 and 3: lmdb decompresses each record with it as it reads; formats 4 and 5:
    * the store's zstd codec, versions/lookup-store/lookup-store-codec.ts), and the
-   * counts (checkCounts). Stores of formats 1 to 3 (earlier releases) and 4 open alike.
+   * counts (checkCounts). Stores of formats 1 to 4 (earlier releases) and 5 open alike.
    * A lock file `<file>-lock` is created beside it when its folder is writable (lmdb-js cannot
    * open without one; docs/architecture.md). Throws LookupStoreDamaged; a missing file, ENOENT.
    */
@@ -111,8 +111,8 @@ export class LookupStore {
       const metaDb = env.openDB<Buffer, string>(META_DB, { encoding: 'binary' });
       const meta = decodeMeta(file, metaDb.getBinary(META_KEY));
       const records = (name: string, dictionary: Buffer | null): Records => {
-        // Format 4's frames are inflated by the store; lmdb inflates formats 2 and 3's as it reads them.
-        if (meta.format === 4) return { db: env.openDB<Buffer, string>(name, { encoding: 'binary' }), codec: new RecordDecompressor(file, dictionary!) };
+        // Formats 4 and 5's frames are inflated by the store; lmdb inflates formats 2 and 3's as it reads them.
+        if (meta.format >= 4) return { db: env.openDB<Buffer, string>(name, { encoding: 'binary' }), codec: new RecordDecompressor(file, dictionary!, meta.format === 5) };
         return { db: env.openDB<Buffer, string>(name, { encoding: 'binary', compression: dictionary === null ? false : placesCompression(dictionary) }), codec: null };
       };
       const places = records(PLACES_DB, meta.format === 1 ? null : checkedDictionary(file, meta.dictionary!, metaDb.getBinary(DICTIONARY_KEY)));
@@ -190,7 +190,7 @@ export class LookupStore {
   }
 }
 
-/** A database of records, and format 4's codec of them (null: lmdb inflates them itself, or they are stored as they are). */
+/** A database of records, and formats 4 and 5's codec of them (null: lmdb inflates them itself, or they are stored as they are). */
 interface Records {
   readonly db: Database<Buffer, string>;
   readonly codec: RecordDecompressor | null;

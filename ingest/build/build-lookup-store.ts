@@ -33,7 +33,8 @@ export interface BuildLookupStoreOptions {
   readonly pageSize?: number;
   /**
    * The format to write: LOOKUP_STORE_FORMAT (the default), or 1, the format of earlier releases
-   * (uncompressed), 2 or 3 (lmdb's LZ4), which the reader still reads: for the tests and the bench of earlier formats.
+   * (uncompressed), 2 or 3 (lmdb's LZ4), or 4 (zstd, a CRC-32 a record), which the reader still
+   * reads: for the tests and the bench of earlier formats.
    */
   readonly format?: LookupStoreFormat;
   /**
@@ -45,7 +46,7 @@ export interface BuildLookupStoreOptions {
   readonly extras?: boolean;
   /** Documents a placekey range holds (default: by the connection's memory limit, store-plan.ts): for the tests of many ranges. */
   readonly documentsPerRange?: number;
-  /** Threads that make (and in format 4 compress) the records (ingest/build/record-encoders.ts). Default: one per core. */
+  /** Threads that make (and from format 4 compress) the records (ingest/build/record-encoders.ts). Default: one per core. */
   readonly encoders?: number;
 }
 
@@ -115,7 +116,7 @@ async function writeStore(conn: DuckDBConnection, file: string, plan: StorePlan,
  * The records, appended in key order with lmdb's asynchronous writes, placekey range by range
  * (storePlan): DuckDB makes a range's documents on its threads (the statement sorts them by key)
  * while this thread hands each chunk of them to the encoding threads (ingest/build/record-encoders.ts:
- * records made and, in format 4, compressed there) and appends the chunks they finished, in order,
+ * records made and, from format 4, compressed there) and appends the chunks they finished, in order,
  * and lmdb's write thread writes (and in formats 2 and 3 compresses) the chunk before: with a
  * second connection (`options.connect`) the next range's statement runs as this one's records are
  * written. At most `encoders + 1` chunks are with the threads and two with lmdb: lmdb's
@@ -255,18 +256,18 @@ function blobColumn(chunk: DuckDBDataChunk, column: number): Uint8Array[] {
 
 /**
  * The dictionaries of a store (`places`, `extras`; null where the format has none), from the
- * first chunk's documents: format 4's zstd ones of raw content (versions/lookup-store/lookup-store-codec.ts),
+ * first chunk's documents: formats 4 and 5's zstd ones of raw content (versions/lookup-store/lookup-store-codec.ts),
  * formats 2 and 3's LZ4 ones.
  */
 function dictionariesOf(format: LookupStoreFormat, docs: readonly Uint8Array[], more: readonly Uint8Array[]): [Buffer | null, Buffer | null] {
   if (format === 1) return [null, null];
-  const sample = format === 4 ? rawDictionary : sampleDictionary;
+  const sample = format >= 4 ? rawDictionary : sampleDictionary;
   return [sample(docs), format >= 3 ? sample(more) : null];
 }
 
-/** A database of records: format 4's hold zstd frames as they are; lmdb compresses formats 2 and 3's. */
+/** A database of records: formats 4 and 5 hold zstd frames as they are; lmdb compresses formats 2 and 3's. */
 function openRecords(env: RootDatabase, name: string, format: LookupStoreFormat, dictionary: Buffer | null): Database<Buffer, string> {
-  return env.openDB<Buffer, string>(name, { encoding: 'binary', compression: format === 4 || dictionary === null ? false : placesCompression(dictionary) });
+  return env.openDB<Buffer, string>(name, { encoding: 'binary', compression: format >= 4 || dictionary === null ? false : placesCompression(dictionary) });
 }
 
 async function currentThreads(conn: DuckDBConnection): Promise<number> {

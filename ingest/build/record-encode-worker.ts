@@ -1,7 +1,7 @@
 /**
  * A thread of the look-up store's build (ingest/build/record-encoders.ts): it turns a chunk of
  * keys and their joined documents into records (versions/lookup-store/lookup-store-format.ts encodeRecord) and,
- * in format 4, compresses each into its zstd frame with the store's dictionary, handing the
+ * in formats 4 and 5, compresses each into its zstd frame with the store's dictionary, handing the
  * chunk's records back packed in one buffer it does not copy.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -10,8 +10,9 @@ import { encodeRecord } from '../../versions/lookup-store/lookup-store-format.ts
 import type { EncodeReply, EncodeRequest, EncoderSetup, Packed } from './record-encoders.ts';
 
 const setup = workerData as EncoderSetup;
-const compressors = setup.format === 4
-  ? [new RecordCompressor(setup.dictionaries[0], ZSTD_LEVEL.places), new RecordCompressor(setup.dictionaries[1], ZSTD_LEVEL.extras)]
+const checksum = setup.format === 5;
+const compressors = setup.format >= 4
+  ? [new RecordCompressor(setup.dictionaries[0], ZSTD_LEVEL.places, checksum), new RecordCompressor(setup.dictionaries[1], ZSTD_LEVEL.extras, checksum)]
   : null;
 
 /** The records of one database for a chunk's keys, packed: each value copied once, as it is made, into the reply's buffer. */

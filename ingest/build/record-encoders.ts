@@ -58,7 +58,7 @@ export function unpacked(packed: Packed, i: number): Buffer {
 }
 
 /**
- * Threads that encode (and in format 4 compress) the look-up store's records, a chunk each in
+ * Threads that encode (and from format 4 compress) the look-up store's records, a chunk each in
  * turn, while the build's main thread reads the next chunk from DuckDB and lmdb's own thread
  * writes the chunk before: the store's CPU work spread over the cores. A thread that fails or
  * exits fails what it owed.

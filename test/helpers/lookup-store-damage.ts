@@ -19,7 +19,7 @@ export interface Damage {
   readonly mustRefuse?: string;
 }
 
-/** Whether a value is a zstd frame (format 4): zstd's magic number, little-endian. */
+/** Whether a value is a zstd frame (formats 4 and 5): zstd's magic number, little-endian. */
 function isZstdFrame(file: Buffer, value: Span): boolean {
   return value.length >= 4 && file.readUInt32LE(value.at) === 0xfd2fb528;
 }
@@ -28,7 +28,7 @@ function isZstdFrame(file: Buffer, value: Span): boolean {
  * Where a record's documents start within its value (versions/lookup-store/lookup-store-format.ts). A value
  * lmdb compressed (formats 2 and 3) starts with lmdb's header, its mark (254, or 255 past 16 MB)
  * and the record's length: what follows is the LZ4 stream of the whole record. A zstd frame
- * (format 4) starts with its magic number and its frame header descriptor: what follows is the
+ * (formats 4 and 5) starts with its magic number and its frame header descriptor: what follows is the
  * frame's size and blocks.
  */
 function docsStart(file: Buffer, value: Span): number {

@@ -37,7 +37,7 @@ interface Case {
 /**
  * The three ways a look-up is answered (api/lookup/served-version.ts): (a) the file's look-up
  * store for the spec's documents and DuckDB for the rest (LOOKUP_STORE_EXTRAS=false at load); (b)
- * a whole store (the default, format 4) for everything; (c) DuckDB's typed tables alone
+ * a whole store (the default, format 5) for everything; (c) DuckDB's typed tables alone
  * (LOOKUP_STORES=false); and (d) as (b) from whole stores of format 3 (lmdb's LZ4), as the
  * release before format 4 built them: the answers before and after the codec changed.
  */

@@ -51,7 +51,7 @@ describe('look-up store formats: a store of either format answers what its file 
     }
   });
 
-  it('a history begun by earlier releases (its stores of formats 1 and 3) and continued by this one (format 4) answers every field of every POI and week as DuckDB does, and so do the earlier versions rolled back to', async () => {
+  it('a history begun by earlier releases (its stores of formats 1, 3 and 4) and continued by this one (format 5) answers every field of every POI and week as DuckDB does, and so do the earlier versions rolled back to', async () => {
     const dataDir = path.join(dir, 'history');
     const pois = 400;
     const load = async (i: number, firstWeek: string, month: string) => {
@@ -65,14 +65,16 @@ describe('look-up store formats: a store of either format answers what its file 
     const second = await load(1, '2022-01-17', '2022-02');
     await asEarlierRelease(dataDir, second, 3);
     const third = await load(2, '2022-01-31', '2022-03');
+    await asEarlierRelease(dataDir, third, 4);
+    const fourth = await load(3, '2022-02-14', '2022-04');
     const formats: Record<string, number> = {};
-    for (const label of [first, second, third]) {
+    for (const label of [first, second, third, fourth]) {
       const facts = JSON.parse(await readFile(path.join(dataDir, `${label}.duckdb.facts.json`), 'utf8')) as { lookup: { bytes: number; headSha256: string } };
       const store = LookupStore.open(path.join(dataDir, `${label}.lookup`), facts.lookup);
       formats[label] = store.format;
       await store.close();
     }
-    expect(formats).to.deep.equal({ [first]: 1, [second]: 3, [third]: 4 });
+    expect(formats).to.deep.equal({ [first]: 1, [second]: 3, [third]: 4, [fourth]: 5 });
     const keys = [...Array.from({ length: pois }, (_, i) => poiOf(44, i).placekey), ...Array.from({ length: 30 }, (_, i) => poiOf(44, pois + i).placekey)];
     const served = async (label: string, weeks: readonly string[]) => {
       const query = `query($k: [Placekey!]) { batch_lookup(placekeys: $k) { placekey placedata_core { ${CORE_FIELDS} }
@@ -102,6 +104,8 @@ describe('look-up store formats: a store of either format answers what its file 
         expect(stored.body, JSON.stringify(env)).to.deep.equal(duckdb.body);
       }
     };
+    await served(fourth, ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24', '2022-01-31', '2022-02-07', '2022-02-14', '2022-02-21']);
+    await rollback(siteOf(dataDir), { previous: true });
     await served(third, ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24', '2022-01-31', '2022-02-07']);
     await rollback(siteOf(dataDir), { previous: true });
     await served(second, ['2022-01-03', '2022-01-10', '2022-01-17', '2022-01-24']);

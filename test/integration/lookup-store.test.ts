@@ -122,6 +122,7 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
   let narrow: Fixture;
   let wide: Fixture;
   let lz4: Fixture;
+  let crc: Fixture;
   let older: Fixture;
 
   before(async () => {
@@ -130,8 +131,9 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     // Records of eighty weeks, compressed, are larger than lmdb keeps in a leaf of a 4 KiB page
     // (about 2 KB; at 16 KiB, 8 KB: a record of a drop's few weeks never is): values in overflow pages.
     wide = await fixture(dir, 'wide', 300, 80, 4096);
-    // Format 3 (lmdb's LZ4), as the release before format 4 built it.
+    // Format 3 (lmdb's LZ4), as the release before format 4 built it, and format 4 (zstd, a CRC-32 a record), as the release before format 5 did.
     lz4 = await fixture(dir, 'lz4', 600, 3, undefined, 3);
+    crc = await fixture(dir, 'crc', 600, 3, undefined, 4);
     older = await earlierRelease(dir);
   });
 
@@ -139,8 +141,8 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     await removeDir(dir);
   });
 
-  it('holds every key of the file with every document, as the typed tables make them (format 4, and formats 3 and 1 built by earlier releases)', async () => {
-    for (const f of [narrow, wide, lz4, older]) {
+  it('holds every key of the file with every document, as the typed tables make them (format 5, and formats 4, 3 and 1 built by earlier releases)', async () => {
+    for (const f of [narrow, wide, lz4, crc, older]) {
       const keys = [...f.truth.keys()];
       expect(f.built.columns).to.deep.equal(f.columns);
       expect([f.built.rows, f.built.bytes, f.built.sha256]).to.deep.equal([keys.length, (await stat(f.built.file)).size, await fileSha256(f.built.file)]);
@@ -234,12 +236,12 @@ describe('look-up store (lmdb): one immutable file\'s documents, proved on every
     }
   });
 
-  const stores = { narrow: 'records in leaf pages', wide: 'records in overflow pages', lz4: 'format 3, lmdb\'s LZ4', older: 'format 1, built by an earlier release' };
+  const stores = { narrow: 'records in leaf pages', wide: 'records in overflow pages', crc: 'format 4, a CRC-32 a record', lz4: 'format 3, lmdb\'s LZ4', older: 'format 1, built by an earlier release' };
   for (const [which, what] of Object.entries(stores)) {
     it(`damaged in every part (${what}): every answer right or LOOKUP_STORE_DAMAGED, never another POI's document, never a false null`, async () => {
-      const f = which === 'narrow' ? narrow : which === 'wide' ? wide : which === 'lz4' ? lz4 : older;
+      const f = which === 'narrow' ? narrow : which === 'wide' ? wide : which === 'crc' ? crc : which === 'lz4' ? lz4 : older;
       const pages = lmdbPages(readFileSync(f.built.file)).tree;
-      // (Format 4's 64 KiB dictionaries lie in overflow pages of `meta` in every store of it.)
+      // (Formats 4 and 5's 64 KiB dictionaries lie in overflow pages of `meta` in every store of them.)
       expect(pages.some((p) => p.kind === 'overflow' && p.db === 'places'), 'records in overflow pages').to.equal(which === 'wide');
       const work = path.join(dir, `damage-${which}`);
       await mkdir(work);

@@ -2,11 +2,11 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { rawDictionary, RecordCompressor, RecordDecompressor, ZSTD_DICTIONARY_BYTES } from '../../versions/lookup-store/lookup-store-codec.ts';
 import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
-import { encodeRecord, joinDocuments, readDocuments } from '../../versions/lookup-store/lookup-store-format.ts';
+import { encodeRecord, joinDocuments, readDocuments, recordSeed } from '../../versions/lookup-store/lookup-store-format.ts';
 import { crc32 } from 'node:zlib';
 
 const doc = (i: number) => JSON.stringify({ location_name: `Place ${i}`, city: i % 2 ? 'Springfield' : 'Shelbyville', raw_visit_counts: i * 7, visits_by_day: [i, i + 1, i + 2] });
-const records = Array.from({ length: 2000 }, (_, i) => encodeRecord(`222-22${i % 10}@5vg-7gq-${String(i).padStart(3, '0')}`, joinDocuments([doc(i), i % 3 ? doc(i + 1) : null]), 2));
+const records = Array.from({ length: 2000 }, (_, i) => encodeRecord(`222-22${i % 10}@5vg-7gq-${String(i).padStart(3, '0')}`, joinDocuments([doc(i), i % 3 ? doc(i + 1) : null]), 2, 4));
 
 function refusal(f: () => unknown): string {
   try {
@@ -18,7 +18,7 @@ function refusal(f: () => unknown): string {
   return 'answered';
 }
 
-describe('format 4\'s record codec: zstd frames with a dictionary of the store\'s own records', () => {
+describe('formats 4 and 5\'s record codec: zstd frames with a dictionary of the store\'s own records', () => {
   it('samples whole records across the sample, up to 64 KiB; none, an empty dictionary', () => {
     const dictionary = rawDictionary(records);
     const all = Buffer.concat(records);
@@ -68,6 +68,40 @@ describe('format 4\'s record codec: zstd frames with a dictionary of the store\'
     // Inflated with another store's dictionary: not this record, refused by the record's own checks.
     const other = new RecordDecompressor('t.lmdb', rawDictionary(records.slice(1000)));
     expect(refusal(() => readDocuments('t.lmdb', other.decompress(frame, key), key, crc32(key), 4, 2, [0, 1]))).to.not.equal('answered');
+  });
+
+  it('a format-5 frame proves every byte by zstd\'s checksum and its record whose it is by its tag; NULLs are NULLs', () => {
+    const key = '222-227@5vg-7gq-tvz';
+    const dictionary = rawDictionary(records);
+    const record = encodeRecord(key, joinDocuments([doc(1), null, doc(2)]), 3, 5, 5);
+    // u8 format, u16 columns, 3 lengths, the documents, the tag: the size of format 4's record.
+    expect(record.length).to.equal(3 + 12 + doc(1).length + doc(2).length + 4);
+    expect(record.readUInt32LE(record.length - 4)).to.equal(recordSeed(crc32(key), 5));
+    const frame = Buffer.from(new RecordCompressor(dictionary, 6, true).compress(record));
+    // The frame header's descriptor says it carries a checksum (bit 2), which it ends with.
+    expect(frame.readUInt32LE(0)).to.equal(0xfd2fb528);
+    expect(frame[4]! & 0x04).to.equal(0x04);
+    const decompressor = new RecordDecompressor('t.lmdb', dictionary, true);
+    const read = (k: string, first: number, value: Buffer = frame) => readDocuments('t.lmdb', decompressor.decompress(value, k), k, crc32(k), 5, 3, [2, 1, 0], first);
+    expect(read(key, 5).map((d) => d?.toString() ?? null)).to.deep.equal([doc(2), null, doc(1)]);
+    expect(refusal(() => read('222-227@5vg-7gq-tvy', 5))).to.equal('the record found for "222-227@5vg-7gq-tvy" is another key\'s or database\'s');
+    expect(refusal(() => read(key, 0))).to.equal(`the record found for "${key}" is another key's or database's`);
+    const checksums = new Set<string>();
+    for (let at = 5; at < frame.length; at += 3) {
+      const damaged = Buffer.from(frame);
+      damaged[at] = damaged[at]! ^ 0x01;
+      checksums.add(refusal(() => read(key, 5, damaged)));
+    }
+    // Every damage refused; those inside the blocks by zstd's checksum.
+    expect(checksums.has('answered')).to.equal(false);
+    expect(checksums.has(`the record of "${key}" does not inflate: Restored data doesn't match checksum`)).to.equal(true);
+    // A frame whose checksum flag was lost is not inflated at all, nor is format 4's frame of the record.
+    const unflagged = Buffer.from(frame);
+    unflagged[4] = unflagged[4]! & ~0x04;
+    expect(refusal(() => read(key, 5, unflagged))).to.equal(`the record of "${key}" is not a zstd frame with a checksum`);
+    expect(refusal(() => read(key, 5, Buffer.from(new RecordCompressor(dictionary, 6).compress(record))))).to.equal(`the record of "${key}" is not a zstd frame with a checksum`);
+    // Format 4's reader does not take a format-5 record as its own.
+    expect(refusal(() => readDocuments('t.lmdb', record, key, crc32(key), 4, 3, [0], 5))).to.equal(`the record found for "${key}" fails its crc`);
   });
 
   it('a format-4 record proves its key, its database and every byte with one crc; NULLs are NULLs', () => {

@@ -1,15 +1,16 @@
 /**
- * Format 4's record codec (versions/lookup-store/lookup-store-format.ts): each record is one zstd frame,
+ * Format 4's and 5's record codec (versions/lookup-store/lookup-store-format.ts): each record is one zstd frame,
  * compressed alone with a dictionary of its own store's documents (one for `places`, one for
  * `extras`), through zstd-napi's native binding, whose contexts keep a prepared dictionary
  * (CDict, DDict) loaded once per store: `node:zlib`'s zstd loads the dictionary on every call
  * (29-50 us a record against 1-6 us here; bench/NOTES.md, Look-up store codec).
  *
  * The frames carry their content size (a reader asks it of a frame too large for its buffer,
- * bounded) and neither zstd's checksum nor a dictionary id (zstd's defaults for single-call
- * compression, and a raw-content dictionary has no id): the record's own CRC-32, seeded by its
- * key and database, proves every byte of it and whose it is, which zstd's checksum would not (it
- * proves bytes, not whose), and the store's meta record names its dictionaries.
+ * bounded) and no dictionary id (a raw-content dictionary has none; the store's meta record names
+ * its dictionaries). Format 4's carry no zstd checksum: the record's own CRC-32, seeded by its
+ * key and database, proves every byte of it and whose it is. Format 5's carry zstd's checksum,
+ * which proves the bytes as they are inflated, and the record a tag of its key and database,
+ * which proves whose they are (zstd's checksum alone would not).
  *
  * The dictionaries are raw content (records end to end): zstd-napi, like every binding the
  * registry has, does not expose zstd's dictionary trainer. Measured on a 100k-POI x 4-week drop
@@ -52,38 +53,60 @@ export function rawDictionary(records: readonly Uint8Array[]): Buffer {
   return all.subarray(0, Math.min(ZSTD_DICTIONARY_BYTES, all.length));
 }
 
-/** Compresses records one by one with a dictionary; one per thread (a context is not shared). */
+/**
+ * Compresses records one by one with a dictionary; one per thread (a context is not shared). With
+ * `checksum` (format 5) each frame carries zstd's content checksum: the context is given the level,
+ * the flag and the dictionary once (zstd prepares the dictionary on the first frame and keeps it).
+ */
 export class RecordCompressor {
   readonly #cctx = new zstd.CCtx();
   readonly #cdict: Zstd.CDict | null;
   readonly #level: number;
+  readonly #checksum: boolean;
   #out = Buffer.allocUnsafe(1 << 16);
 
-  constructor(dictionary: Uint8Array, level: number) {
+  constructor(dictionary: Uint8Array, level: number, checksum = false) {
     this.#level = level;
-    this.#cdict = dictionary.length === 0 ? null : new zstd.CDict(dictionary, level);
+    this.#checksum = checksum;
+    if (checksum) {
+      this.#cctx.setParameter(zstd.CParameter.compressionLevel, level);
+      this.#cctx.setParameter(zstd.CParameter.checksumFlag, 1);
+      if (dictionary.length > 0) this.#cctx.loadDictionary(dictionary);
+    }
+    this.#cdict = checksum || dictionary.length === 0 ? null : new zstd.CDict(dictionary, level);
   }
 
   /** The frame of `record`, in a buffer of this compressor's reused until the next call. */
   compress(record: Uint8Array): Buffer {
     const bound = zstd.compressBound(record.length);
     if (this.#out.length < bound) this.#out = Buffer.allocUnsafe(Math.max(bound, this.#out.length * 2));
-    const n = this.#cdict === null ? this.#cctx.compress(this.#out, record, this.#level) : this.#cctx.compressUsingCDict(this.#out, record, this.#cdict);
+    const n = this.#checksum ? this.#cctx.compress2(this.#out, record)
+      : this.#cdict === null ? this.#cctx.compress(this.#out, record, this.#level) : this.#cctx.compressUsingCDict(this.#out, record, this.#cdict);
     return this.#out.subarray(0, n);
   }
 }
+
+/** A zstd frame's magic number, little-endian, and its header descriptor's checksum flag. */
+const ZSTD_MAGIC = 0xfd2fb528;
+const CHECKSUM_FLAG = 0x04;
 
 /** Inflates a store's records with its dictionary, each check failed as LookupStoreDamaged. */
 export class RecordDecompressor {
   readonly #file: string;
   readonly #dctx = new zstd.DCtx();
   readonly #ddict: Zstd.DDict | null;
+  readonly #checksummed: boolean;
   /** Records are about 1-10 KB: 64 KiB holds nearly all of them without asking a frame its size. */
   #out = Buffer.allocUnsafe(1 << 16);
 
-  constructor(file: string, dictionary: Uint8Array) {
+  /**
+   * `checksummed` (format 5): every frame must carry zstd's content checksum (zstd checks it as
+   * it inflates; a frame whose flag was lost to damage would not be checked, so it is refused).
+   */
+  constructor(file: string, dictionary: Uint8Array, checksummed = false) {
     this.#file = file;
     this.#ddict = dictionary.length === 0 ? null : new zstd.DDict(dictionary);
+    this.#checksummed = checksummed;
   }
 
   /**
@@ -94,6 +117,7 @@ export class RecordDecompressor {
    * MAX_RECORD_BYTES, or that does not inflate to exactly its size, is damage.
    */
   decompress(value: Uint8Array, key: string): Buffer {
+    if (this.#checksummed && !hasChecksum(value)) throw new LookupStoreDamaged(this.#file, `the record of ${JSON.stringify(key)} is not a zstd frame with a checksum`);
     try {
       return this.#out.subarray(0, this.#inflate(value));
     } catch (err) {
@@ -128,4 +152,9 @@ export class RecordDecompressor {
     const record = `the record of ${JSON.stringify(key)}`;
     return new LookupStoreDamaged(this.#file, /header|Unknown frame descriptor/i.test(message) ? `${record} is not a zstd frame: ${message}` : `${record} does not inflate: ${message}`);
   }
+}
+
+/** Whether `value` starts as a zstd frame whose header says it carries a content checksum. */
+function hasChecksum(value: Uint8Array): boolean {
+  return value.length > 4 && ((value[0]! | (value[1]! << 8) | (value[2]! << 16)) + value[3]! * 0x1000000) === ZSTD_MAGIC && (value[4]! & CHECKSUM_FLAG) !== 0;
 }
