@@ -54,35 +54,26 @@ export function rawDictionary(records: readonly Uint8Array[]): Buffer {
 }
 
 /**
- * Compresses records one by one with a dictionary; one per thread (a context is not shared). With
- * `checksum` (format 5) each frame carries zstd's content checksum: the context is given the level,
- * the flag and the dictionary once (zstd prepares the dictionary on the first frame and keeps it).
+ * Compresses records one by one with a dictionary; one per thread (a context is not shared). The
+ * context is given the level, the checksum flag (`checksum`: format 5's frames carry zstd's content
+ * checksum, format 4's do not) and the dictionary once; zstd prepares the dictionary on the first
+ * frame and keeps it for the next.
  */
 export class RecordCompressor {
   readonly #cctx = new zstd.CCtx();
-  readonly #cdict: Zstd.CDict | null;
-  readonly #level: number;
-  readonly #checksum: boolean;
   #out = Buffer.allocUnsafe(1 << 16);
 
   constructor(dictionary: Uint8Array, level: number, checksum = false) {
-    this.#level = level;
-    this.#checksum = checksum;
-    if (checksum) {
-      this.#cctx.setParameter(zstd.CParameter.compressionLevel, level);
-      this.#cctx.setParameter(zstd.CParameter.checksumFlag, 1);
-      if (dictionary.length > 0) this.#cctx.loadDictionary(dictionary);
-    }
-    this.#cdict = checksum || dictionary.length === 0 ? null : new zstd.CDict(dictionary, level);
+    this.#cctx.setParameter(zstd.CParameter.compressionLevel, level);
+    this.#cctx.setParameter(zstd.CParameter.checksumFlag, checksum ? 1 : 0);
+    if (dictionary.length > 0) this.#cctx.loadDictionary(dictionary);
   }
 
   /** The frame of `record`, in a buffer of this compressor's reused until the next call. */
   compress(record: Uint8Array): Buffer {
     const bound = zstd.compressBound(record.length);
     if (this.#out.length < bound) this.#out = Buffer.allocUnsafe(Math.max(bound, this.#out.length * 2));
-    const n = this.#checksum ? this.#cctx.compress2(this.#out, record)
-      : this.#cdict === null ? this.#cctx.compress(this.#out, record, this.#level) : this.#cctx.compressUsingCDict(this.#out, record, this.#cdict);
-    return this.#out.subarray(0, n);
+    return this.#out.subarray(0, this.#cctx.compress2(this.#out, record));
   }
 }
 
