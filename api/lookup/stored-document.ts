@@ -68,7 +68,7 @@ export function storedDocument(bytes: Buffer, placekey: string): Row {
  * properties that later rows of the same fields share; assigning 20-30 fields to a parsed row
  * made it a dictionary, and every read of it slower (100 weekly rows of every column:
  * other_columns 0.59-1.25 against 0.22-0.38 ms, JSON.stringify 0.65-1.10 against 0.50-0.75 ms;
- * bench/NOTES.md). Null when the row was parsed already or is not a stored row, or when a text is
+ * bench/RESULTS.md, issue 43). Null when the row was parsed already or is not a stored row, or when a text is
  * not an object's (the caller extends it as before).
  */
 export function extendedStoredRow(r: Row, more: string): Row | null {
