@@ -8,6 +8,7 @@ import {
 import type { RequestContext } from './request-context.ts';
 import { RAW_DOCUMENT } from '../lookup/stored-document.ts';
 import { walkFields } from './collect-fields.ts';
+import { storedAnswer, type StoredAnswer } from './stored-answer.ts';
 import { markStep } from '../../shared/step-marks.ts';
 
 /**
@@ -232,6 +233,8 @@ class Compiler {
       if (!fields) return null;
       if (selectsStoredDocument(type, fields)) return completeStored(fields);
       const plain = plainKeys(fields);
+      const answer = storedAnswer(fields);
+      if (answer !== null) return completeFromTexts(fields, plain, answer);
       return (v, ctx, args) => (v === null || v === undefined ? null : completeObject(fields, plain, v, ctx, args));
     }
     return null; // interfaces and unions: not in this schema; graphql-js handles them
@@ -262,6 +265,21 @@ function completeStored(fields: readonly CompiledField[]): Complete {
     const raw = (v as Record<symbol, unknown>)[RAW_DOCUMENT];
     const documents = (ctx as RequestContext).rawDocuments;
     return raw instanceof Buffer && documents ? documents.add(raw) : completeObject(fields, plain, v, ctx, args);
+  };
+}
+
+/**
+ * Completes a selection that `storedAnswer` writes: a row read from a look-up store and not yet
+ * parsed becomes a placeholder for its answer, written from the stored texts (values copied, not
+ * parsed and written again) and spliced into the body like a stored document. Any other row, and
+ * requests without the splice, complete field by field.
+ */
+function completeFromTexts(fields: readonly CompiledField[], plain: boolean, answer: StoredAnswer): Complete {
+  return (v, ctx, args) => {
+    if (v === null || v === undefined) return null;
+    const documents = (ctx as RequestContext).rawDocuments;
+    const text = documents ? answer(v, ctx, args) : null;
+    return text !== null ? documents!.add(text) : completeObject(fields, plain, v, ctx, args);
   };
 }
 

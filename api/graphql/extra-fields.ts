@@ -8,6 +8,7 @@ import { KeyValueList, toKeyValues } from './key-value.ts';
 import { JSONScalar } from './json-scalar.ts';
 import type { Row } from '../lookup/lookup-queries.ts';
 import { plainRow } from '../lookup/stored-document.ts';
+import type { StoredAnswerExtensions } from './stored-answer.ts';
 
 /** A brand of a POI: `safegraph_brand_ids` and `brands` as delivered, paired by position. */
 const Brand = new GraphQLObjectType<{ brand_id: string | null; brand_name: string | null }>({
@@ -47,6 +48,9 @@ function since(product: CatalogProduct, name: string): string {
   return product === 'monthly' || product === 'geometry' || NEW_IN_4.has(name) ? SINCE_4 : SINCE;
 }
 
+/** What brandsOf reads of a row (api/graphql/stored-answer.ts). */
+const BRANDS_READ = { reads: ['brands', 'safegraph_brand_ids'] } satisfies StoredAnswerExtensions;
+
 export function brandsOf(row: Row): { brand_id: string | null; brand_name: string | null }[] | null {
   const names = row['brands'];
   const ids = row['safegraph_brand_ids'];
@@ -71,8 +75,7 @@ const SPEC: Readonly<Record<CatalogProduct, ReadonlySet<string>>> = {
  * prototype instead of adding the column. A stored row is read through its plain object: walked
  * through the proxy's traps, 200 rows of 45 columns took 6.5 times as long (bench/work/oc.ts, scratch).
  */
-function otherColumns(product: CatalogProduct) {
-  const named = new Set([...SPEC[product], ...[...EXTRA_COLUMNS.keys()].filter((name) => inCatalog(name, product))]);
+function otherColumns(named: ReadonlySet<string>) {
   return (row: Row): Record<string, unknown> => {
     const out = Object.create(null) as Record<string, unknown>;
     const plain = plainRow(row);
@@ -94,20 +97,22 @@ export function extraFields(product: CatalogProduct, maps: MapStyle = 'json'): G
     if (!inCatalog(name, product)) continue;
     fields[name] = extraField(product, name, entry.kind, maps);
   }
+  const named = new Set([...SPEC[product], ...[...EXTRA_COLUMNS.keys()].filter((name) => inCatalog(name, product))]);
   fields['other_columns'] = {
     type: JSONScalar,
     description: `Every delivered column this schema does not name, by its (lower-cased) header, as text. ${since(product, 'other_columns').replace('null when', '{} when')}`,
-    resolve: otherColumns(product),
+    resolve: otherColumns(named),
+    extensions: { otherThan: named } satisfies StoredAnswerExtensions,
   };
   return fields;
 }
 
 function extraField(product: CatalogProduct, name: string, kind: ColumnKind, maps: MapStyle): GraphQLFieldConfig<Row, unknown> {
   if (name === 'brands') {
-    return { type: BrandList, description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${since(product, name)}`, resolve: brandsOf };
+    return { type: BrandList, description: `The delivered \`safegraph_brand_ids\` and \`brands\` lists, paired by position. ${since(product, name)}`, resolve: brandsOf, extensions: BRANDS_READ };
   }
   if (kind === 'int_map' && maps === 'key_value') {
-    return { type: KeyValueList, description: `The delivered JSON object, as a list of its { key value } pairs in delivered order (the hosted API's v1 form). ${since(product, name)}`, resolve: (row) => toKeyValues(row[name]) };
+    return { type: KeyValueList, description: `The delivered JSON object, as a list of its { key value } pairs in delivered order (the hosted API's v1 form). ${since(product, name)}`, resolve: (row) => toKeyValues(row[name]), extensions: { reads: [name] } satisfies StoredAnswerExtensions };
   }
   return { type: KIND_TYPES[kind], description: `${KIND_NOTES[kind]} ${since(product, name)}` };
 }

@@ -27,7 +27,7 @@ export type RequestContext = {
    * executor adds each and puts the placeholder it returns in the result; absent, documents are
    * completed field by field.
    */
-  readonly rawDocuments?: { add(bytes: Buffer): string };
+  readonly rawDocuments?: { add(bytes: Buffer | string): string };
   /** The process's summary budget (`patterns_summary`); absent where a caller runs the schema without the app (a default budget then). */
   readonly summaries?: SummaryGate;
 };

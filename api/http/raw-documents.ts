@@ -14,10 +14,13 @@ let responses = 0;
  */
 export class RawDocuments {
   readonly #nonce = `${SECRET}${(responses++).toString(36)}:`;
-  readonly #documents: Buffer[] = [];
+  readonly #documents: (Buffer | string)[] = [];
 
-  /** The placeholder standing for `bytes` (a JSON text's UTF-8) in the result. */
-  add(bytes: Buffer): string {
+  /**
+   * The placeholder standing for `bytes` in the result: a JSON text's UTF-8, as a Buffer or as a
+   * string of one latin1 character per byte (answers written from stored texts).
+   */
+  add(bytes: Buffer | string): string {
     this.#documents.push(bytes);
     return `\u0000${this.#nonce}${this.#documents.length - 1}`;
   }
@@ -30,7 +33,7 @@ export class RawDocuments {
     if (this.#documents.length === 0) return body;
     const marker = `"\\u0000${this.#nonce}`;
     const text: string[] = [];
-    const docs: Buffer[] = [];
+    const docs: (Buffer | string)[] = [];
     let bytes = 0;
     let from = 0;
     for (let at = body.indexOf(marker); at >= 0; at = body.indexOf(marker, from)) {
@@ -47,7 +50,8 @@ export class RawDocuments {
     let at = 0;
     for (let i = 0; i < docs.length; i++) {
       at += out.write(text[i]!, at);
-      at += docs[i]!.copy(out, at);
+      const doc = docs[i]!;
+      at += typeof doc === 'string' ? out.write(doc, at, 'latin1') : doc.copy(out, at);
     }
     out.write(tail, at);
     return out;

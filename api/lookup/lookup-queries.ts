@@ -3,7 +3,7 @@ import { quoteIdent, quoteLiteral } from '../../shared/sql.ts';
 import { DOCUMENT, documentSql, monthColumn, weekColumn, weekExtrasColumn } from '../../versions/version-documents.ts';
 import { TABLES } from '../../versions/version-schema.ts';
 import { preparedFor } from './statement-cache.ts';
-import { extendedStoredRow, plainRow, type Row } from './stored-document.ts';
+import { extendStoredRow, mergedRow, type Row } from './stored-document.ts';
 
 export type { Row };
 
@@ -202,19 +202,13 @@ export function moreWanted(request: LookupRequest): boolean {
 }
 
 /**
- * `base` with the fields of the document `doc` added: a stored row not yet parsed is parsed with
- * them in one go (extendedStoredRow); any other in place: `base` is this look-up's own (a
- * row it parsed, or the parsed object behind a stored row: plainRow), so nothing else sees it
- * change, and no copy of its fields is made (spreading a stored row went through its proxy's
- * traps for each field). A document with a field named `__proto__` (a drop's column may be) is
- * spread instead: Object.assign would set it as the prototype and lose its value.
+ * `base` with the fields of the document `doc` added: a stored row not yet parsed keeps the
+ * document's bytes beside its own (extendStoredRow: parsed with it in one go, or never parsed
+ * when the answer is written from the texts); any other row gets them merged in (mergedRow).
  */
-function extended(base: Row, doc: string): Row {
-  const joined = extendedStoredRow(base, doc);
-  if (joined !== null) return joined;
-  const more = JSON.parse(doc) as Row;
-  const plain = plainRow(base);
-  return Object.hasOwn(more, '__proto__') ? { ...plain, ...more } : Object.assign(plain, more);
+function extended(base: Row, doc: string | Buffer): Row {
+  if (typeof doc !== 'string' && extendStoredRow(base, doc)) return base;
+  return mergedRow(base, typeof doc === 'string' ? doc : doc.toString('utf8'));
 }
 
 /**
@@ -224,7 +218,7 @@ function extended(base: Row, doc: string): Row {
  * belongs to, and without one it is dropped (that product is null anyway). Both look-up paths
  * place their documents with it, in `targetsOf`'s order, so both answer the same entries.
  */
-export function place(found: Map<string, Found>, placekey: string, t: Target, doc: string | Row | null, more: boolean): void {
+export function place(found: Map<string, Found>, placekey: string, t: Target, doc: string | Buffer | Row | null, more: boolean): void {
   let entry = found.get(placekey);
   if (!entry) {
     if (isExtras(t)) return; // no document of this key to extend: its products are null anyway
@@ -233,7 +227,7 @@ export function place(found: Map<string, Found>, placekey: string, t: Target, do
   }
   if (doc === null) return; // NULL: no document for this key
   if (isExtras(t)) {
-    if (typeof doc !== 'string') throw new Error('a document that extends another is placed as its text');
+    if (typeof doc !== 'string' && !(doc instanceof Buffer)) throw new Error('a document that extends another is placed as its text or its bytes');
     // Other columns extend their spec document; without one the product is null anyway.
     if (t.slot === 'coreExtras') {
       if (entry.core) (entry as { core: Row | null }).core = extended(entry.core, doc);
@@ -243,11 +237,12 @@ export function place(found: Map<string, Found>, placekey: string, t: Target, do
     }
     return;
   }
+  if (doc instanceof Buffer) throw new Error('a spec document is placed as its text or its row');
   let parsed: Row;
   if (typeof doc === 'string') {
     parsed = JSON.parse(doc) as Row;
     parsed['placekey'] = placekey;
-  } else parsed = doc;
+  } else parsed = doc as Row; // not a Buffer: refused above
   const e = entry as { core: Row | null; geometry?: Row | null };
   if (t.slot === 'core') e.core = parsed;
   else if (t.slot === 'geometry') e.geometry = parsed;

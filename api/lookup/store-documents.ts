@@ -1,4 +1,4 @@
-import { moreWanted, place, targetsOf, type DocumentSources, type Found, type LookupRequest, type Target } from './lookup-queries.ts';
+import { isExtras, moreWanted, place, targetsOf, type DocumentSources, type Found, type LookupRequest, type Target } from './lookup-queries.ts';
 import type { LookupStore, StoredDocuments } from './lookup-store.ts';
 import { storedDocument } from './stored-document.ts';
 import { markStep } from '../../shared/step-marks.ts';
@@ -96,8 +96,7 @@ export async function storeDocuments(request: LookupRequest, sources: DocumentSo
     for (const [placekey, docs] of await read) {
       docs.forEach((doc, c) => {
         const t = wanted[c]!;
-        const text = doc === null ? null : t.slot === 'coreExtras' || t.slot === 'weekExtras' ? doc.toString('utf8') : storedDocument(doc, placekey);
-        place(found, placekey, t, text, more);
+        place(found, placekey, t, doc === null ? null : isExtras(t) ? doc : storedDocument(doc, placekey), more);
       });
     }
   }

@@ -1,3 +1,5 @@
+import { indexFields, type IndexedFields, type Shape } from './stored-fields.ts';
+
 /** A product's row: a document's fields by name (a look-up's placekey included). */
 export type Row = Record<string, unknown>;
 
@@ -6,7 +8,7 @@ export const RAW_DOCUMENT = Symbol('raw document');
 
 /** Read on a stored row: its parsed object itself (see plainRow). */
 const PLAIN = Symbol('plain row');
-/** Read on a stored row: its state (see extendedStoredRow). */
+/** Read on a stored row: its state (see extendStoredRow, storedFields). */
 const UNPARSED = Symbol('unparsed row');
 
 /** A stored row's state, kept on its proxy's target under a symbol (configurable: no proxy invariant binds it). */
@@ -15,18 +17,38 @@ const STATE = Symbol('stored document');
 interface State {
   readonly bytes: Buffer;
   readonly placekey: string;
+  /** The document of the same key's other columns (extendStoredRow): its fields follow the row's. */
+  more: Buffer | null;
   parsed: Row | null;
+  /** The fields found in the texts (storedFields), kept for a second selection of the same row. */
+  indexed: IndexedFields | null;
 }
 
 type Target = { [STATE]: State };
 
 function row(target: Target): Row {
   const state = target[STATE];
-  if (state.parsed === null) {
-    state.parsed = JSON.parse(state.bytes.toString('utf8')) as Row;
-    state.parsed['placekey'] = state.placekey;
-  }
+  if (state.parsed === null) state.parsed = parse(state);
   return state.parsed;
+}
+
+/**
+ * The row of a stored document: its fields, `placekey`, then the other columns' fields. The two
+ * texts joined are parsed once: one parse makes an object of fast properties that later rows of
+ * the same fields share; assigning 20-30 fields to a parsed row made it a dictionary, and every
+ * read of it slower (100 weekly rows of every column: other_columns 0.59-1.25 against 0.22-0.38
+ * ms, JSON.stringify 0.65-1.10 against 0.50-0.75 ms; bench/RESULTS.md, issue 43).
+ */
+function parse(state: State): Row {
+  const text = state.bytes.toString('utf8');
+  const more = state.more?.toString('utf8') ?? null;
+  if (more !== null && isObjectText(text) && isObjectText(more)) {
+    const fields = [text.slice(1, -1), `"placekey":${JSON.stringify(state.placekey)}`, more.slice(1, -1)].filter((f) => f.length > 0);
+    return JSON.parse(`{${fields.join(',')}}`) as Row;
+  }
+  const parsed = JSON.parse(text) as Row;
+  parsed['placekey'] = state.placekey;
+  return more === null ? parsed : mergedRow(parsed, more);
 }
 
 /**
@@ -57,28 +79,65 @@ const HANDLER: ProxyHandler<Target> = {
  * its `placekey` set, as a DuckDB look-up gives it.
  */
 export function storedDocument(bytes: Buffer, placekey: string): Row {
-  return new Proxy({ [STATE]: { bytes, placekey, parsed: null } } as Target, HANDLER) as unknown as Row;
+  return new Proxy({ [STATE]: { bytes, placekey, more: null, parsed: null, indexed: null } } as Target, HANDLER) as unknown as Row;
 }
 
 /**
- * A stored row not yet parsed, extended by another document of the same key (`more`: the JSON
- * text of an object, its fields beyond the row's), as one parse of the two texts joined, with
- * `placekey` between them where the row would have it: the fields of both, in the order parsing
- * the row and assigning the other's fields to it gives. One parse makes an object of fast
- * properties that later rows of the same fields share; assigning 20-30 fields to a parsed row
- * made it a dictionary, and every read of it slower (100 weekly rows of every column:
- * other_columns 0.59-1.25 against 0.22-0.38 ms, JSON.stringify 0.65-1.10 against 0.50-0.75 ms;
- * bench/RESULTS.md, issue 43). Null when the row was parsed already or is not a stored row, or when a text is
- * not an object's (the caller extends it as before).
+ * Extends a stored row not yet parsed by the document of its key's other columns (`more`, the
+ * JSON text of an object: its fields beyond the row's), kept as its bytes: the row reads as one
+ * object of both documents' fields (see parse), and a selection of its fields can be written from
+ * the texts without parsing them (storedFields). False, and the row unchanged, when it is not
+ * such a row (the caller merges the document itself: mergedRow).
  */
-export function extendedStoredRow(r: Row, more: string): Row | null {
+export function extendStoredRow(r: Row, more: Buffer): boolean {
+  const state = (r as Record<symbol, unknown>)[UNPARSED] as State | undefined;
+  if (state === undefined || state.parsed !== null || state.more !== null || state.indexed !== null) return false;
+  state.more = more;
+  return true;
+}
+
+/**
+ * `base` with the fields of the document `more` (JSON text) added, in place: `base` is a row the
+ * look-up owns (parsed by it, or a stored row's plain object: plainRow), so nothing else sees it
+ * change and no copy of its fields is made. A document with a field named `__proto__` (a drop's
+ * column may be) is spread instead: Object.assign would set it as the prototype and lose its value.
+ */
+export function mergedRow(base: Row, more: string): Row {
+  const extra = JSON.parse(more) as Row;
+  const plain = plainRow(base);
+  return Object.hasOwn(extra, '__proto__') ? { ...plain, ...extra } : Object.assign(plain, extra);
+}
+
+/** A stored row's fields as found in its texts, with its key. */
+export interface StoredFields {
+  readonly placekey: string;
+  readonly fields: IndexedFields;
+}
+
+/**
+ * The fields of a stored row not yet parsed, found in its texts (api/lookup/stored-fields.ts: the row's
+ * document, then its other columns', joined), or null: not a stored row, parsed
+ * already, or texts that are not plain objects (read the row instead). `hint`: the shape of
+ * the last row of the same kind.
+ */
+export function storedFields(r: Row, hint: Shape | null): StoredFields | null {
   const state = (r as Record<symbol, unknown>)[UNPARSED] as State | undefined;
   if (state === undefined || state.parsed !== null) return null;
-  const text = state.bytes.toString('utf8');
-  if (!isObjectText(text) || !isObjectText(more)) return null;
-  const fields = [text.slice(1, -1), `"placekey":${JSON.stringify(state.placekey)}`, more.slice(1, -1)].filter((f) => f.length > 0);
-  state.parsed = JSON.parse(`{${fields.join(',')}}`) as Row;
-  return state.parsed;
+  if (state.indexed === null) {
+    const text = state.bytes;
+    const more = state.more;
+    if (more !== null && (!isObjectBytes(text) || !isObjectBytes(more))) return null;
+    const joined = more === null || more.length <= 2 ? text : text.length <= 2 ? more : Buffer.concat([text.subarray(0, -1), COMMA, more.subarray(1)]);
+    state.indexed = indexFields(joined, hint);
+    if (state.indexed === null) return null;
+  }
+  return { placekey: state.placekey, fields: state.indexed };
+}
+
+const COMMA = Buffer.from(',');
+
+function isObjectBytes(b: Buffer): boolean {
+  return b.length >= 2 && b[0] === 0x7b && b[b.length - 1] === 0x7d;
 }
 
 function isObjectText(text: string): boolean {

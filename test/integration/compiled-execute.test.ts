@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import path from 'node:path';
 import { execute, parse, type ExecutionArgs } from 'graphql';
 import { makeCompiledExecute } from '../../api/graphql/compiled-execute.ts';
+import { RawDocuments } from '../../api/http/raw-documents.ts';
+import { OpenStores } from '../../api/lookup/open-stores.ts';
 import { buildSchema } from '../../api/graphql/schema.ts';
 import { buildV2Schema } from '../../api/graphql/v2/schema.ts';
 import type { ServedVersion } from '../../api/lookup/served-version.ts';
@@ -26,6 +28,10 @@ describe('compiled execution answers as graphql-js does', () => {
   let fixture: DemoFixture;
   let version: ServedVersion;
   let fullVersion: ServedVersion;
+  // The same versions with their look-up stores (the served versions above read DuckDB alone).
+  const stores = new OpenStores();
+  let storedVersion: ServedVersion;
+  let fullStoredVersion: ServedVersion;
   let catalog: VersionCatalog;
   const schema = buildSchema();
   const paths: string[] = [];
@@ -45,23 +51,36 @@ describe('compiled execution answers as graphql-js does', () => {
     const fullConfig = testConfig(path.join(dir, 'full'));
     const fullLabel = (await loadDrop({ dataDir: fullConfig.dataDir, inputs: [await writeFullDrop(dir)], month: '2022-04', settings: buildSettingsOf(fullConfig) })).label;
     fullVersion = await openVersion(fullConfig.dataDir, fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000 });
+    storedVersion = await openVersion(config.dataDir, label, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000, stores });
+    fullStoredVersion = await openVersion(fullConfig.dataDir, fullLabel, { memoryLimit: '256MB', threads: 1, connections: 1, coalesceKeys: 1000, stores });
   });
 
   after(async () => {
     version?.retire();
     fullVersion?.retire();
+    storedVersion?.retire();
+    fullStoredVersion?.retire();
+    await stores.close();
     await removeDir(dir);
   });
 
   const keys = () => [fixture.core[0]!['placekey']!, UNKNOWN, fixture.core[5]!['placekey']!, fixture.core[0]!['placekey']!, fixture.core[9]!['placekey']!];
 
   async function both(query: string, variableValues: Record<string, unknown> = {}, operationName?: string, served = version, v2 = false) {
-    const args = (): ExecutionArgs => ({ schema: v2 ? schemaV2 : schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: served, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label } });
+    const args = (from = served, raw?: RawDocuments): ExecutionArgs => ({ schema: v2 ? schemaV2 : schema, document: parse(query), variableValues, operationName, contextValue: { lease: { version: from, release() {} }, maxBatch: 10, catalog, currentLabel: () => version.label, ...(raw ? { rawDocuments: raw } : {}) } });
     const reference = JSON.parse(JSON.stringify(await execute(args())));
     paths.length = 0;
     const ours = JSON.parse(JSON.stringify(await (v2 ? compiledV2 : compiled)(args())));
     expect(ours).to.deep.equal(reference);
-    return { result: ours, path: paths.length === 0 ? 'compiled' : paths.join(',') };
+    const used = paths.length === 0 ? 'compiled' : paths.join(',');
+    // As the route runs it on the same version read from its look-up stores: stored rows answered
+    // from their texts (api/graphql/stored-answer.ts), spliced into the body.
+    const raw = new RawDocuments();
+    paths.length = 0;
+    const spliced = raw.splice(JSON.stringify(await (v2 ? compiledV2 : compiled)(args(served === version ? storedVersion : fullStoredVersion, raw))));
+    expect(JSON.parse(spliced.toString())).to.deep.equal(reference);
+    expect(paths.length === 0 ? 'compiled' : paths.join(',')).to.equal(used);
+    return { result: ours, path: used };
   }
 
   it('answers the spec queries (core, weekly with and without date, both) on the compiled path', async () => {

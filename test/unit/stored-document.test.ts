@@ -1,10 +1,15 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { extendedStoredRow, plainRow, RAW_DOCUMENT, storedDocument, type Row } from '../../api/lookup/stored-document.ts';
+import { extendStoredRow, plainRow, RAW_DOCUMENT, storedDocument, type Row } from '../../api/lookup/stored-document.ts';
+
+/** A stored row extended by `more` (its bytes), read as an object; null when it would not be extended. */
+function extendedStoredRow(row: Row, more: string): Row | null {
+  return extendStoredRow(row, Buffer.from(more)) ? plainRow(row) : null;
+}
 
 const KEY = '222-222@5vg-7gq-tvz';
 
-/** What extending a stored row gave before extendedStoredRow: the row parsed, `placekey` set, the other fields assigned (spread for `__proto__`). */
+/** What extending a stored row gave before one parse of both texts: the row parsed, `placekey` set, the other fields assigned (spread for `__proto__`). */
 function assigned(text: string, more: string): Row {
   const row = JSON.parse(text) as Row;
   row['placekey'] = KEY;
@@ -17,7 +22,7 @@ function fields(row: Row): [string, unknown][] {
   return Reflect.ownKeys(row).map((k) => [String(k), row[k as string]]);
 }
 
-describe('extendedStoredRow', () => {
+describe('extendStoredRow', () => {
   it('gives the fields, values and order that assigning the other document gave', () => {
     const text = '{"location_name":"Café \\"Ü\\"","city":null,"visits_by_day":[1,2,3],"naics_code":722511}';
     const more = '{"brands":["A","B"],"visitor_home_cbgs":{"360610112021":4},"median_dwell":12.5,"note":""}';
@@ -46,13 +51,19 @@ describe('extendedStoredRow', () => {
     expect(fields(extendedStoredRow(storedDocument(Buffer.from('{}'), KEY), '{"b":2}')!)).to.deep.equal([['placekey', KEY], ['b', 2]]);
   });
 
-  it('declines a row already parsed, a row not stored, and texts that are not objects', () => {
+  it('declines a row already parsed or extended, and a row not stored', () => {
     const parsed = storedDocument(Buffer.from('{"a":1}'), KEY);
     expect(parsed['a']).to.equal(1);
     expect(extendedStoredRow(parsed, '{"b":2}')).to.equal(null);
     expect(extendedStoredRow({ a: 1 }, '{"b":2}')).to.equal(null);
-    expect(extendedStoredRow(storedDocument(Buffer.from('[1]'), KEY), '{"b":2}')).to.equal(null);
-    expect(extendedStoredRow(storedDocument(Buffer.from('{"a":1}'), KEY), 'null')).to.equal(null);
+    const twice = storedDocument(Buffer.from('{"a":1}'), KEY);
+    expect(extendStoredRow(twice, Buffer.from('{"b":2}'))).to.equal(true);
+    expect(extendStoredRow(twice, Buffer.from('{"c":3}'))).to.equal(false);
+    expect(fields(twice)).to.deep.equal([['a', 1], ['placekey', KEY], ['b', 2]]);
+  });
+
+  it('merges a text that is not an object\'s alone (no join) as assigning did', () => {
+    expect(fields(extendedStoredRow(storedDocument(Buffer.from('{"a":1} '), KEY), '{"b":2}')!)).to.deep.equal([['a', 1], ['placekey', KEY], ['b', 2]]);
   });
 
   it('matches assigning for any two objects of distinct fields', () => {
