@@ -2,9 +2,8 @@ import {
   GraphQLBoolean, GraphQLFloat, GraphQLInt, GraphQLString, isListType, isNonNullType, type GraphQLField, type GraphQLOutputType, type GraphQLResolveInfo,
 } from 'graphql';
 import { storedFields, type StoredFields } from '../lookup/stored-document.ts';
-import type { Shape } from '../lookup/stored-fields.ts';
+import { CANONICAL, KIND, type Shape } from '../lookup/stored-fields.ts';
 import { JSONScalar } from './json-scalar.ts';
-import { canonicalInt, canonicalIntList, canonicalJson, canonicalNumber, canonicalString, canonicalStringList } from './canonical-json.ts';
 
 /** A field of a compiled selection, as api/graphql/compiled-execute.ts compiles it. */
 export interface SelectedField {
@@ -27,24 +26,33 @@ export interface StoredAnswerExtensions {
 }
 
 /**
- * Whether the JSON value at text[a, b) is one its field answers as it is, written as the field's
- * completed value would be (api/graphql/canonical-json.ts).
+ * The kinds of stored value (api/lookup/stored-fields.ts KIND, with CANONICAL) a field answers as
+ * they are: 1 for each. A value of any other kind is parsed and completed by the field's own steps
+ * (a non-canonical number, a string where an Int is, a null in a non-null field).
  */
-type AsIs = (text: string, a: number, b: number) => boolean;
+type AsIs = Uint8Array;
+
+function accepting(...kinds: number[]): AsIs {
+  const table = new Uint8Array(256);
+  for (const k of kinds) table[k | CANONICAL] = 1;
+  return table;
+}
 
 const SCALARS: ReadonlyMap<unknown, AsIs> = new Map<unknown, AsIs>([
-  [GraphQLString, canonicalString],
-  [GraphQLInt, canonicalInt],
-  [GraphQLFloat, (t, a, b) => t.charCodeAt(a) !== 0x22 && canonicalNumber(t, a, b)],
-  [GraphQLBoolean, (t, a, b) => (b - a === 4 && t.startsWith('true', a)) || (b - a === 5 && t.startsWith('false', a))],
-  [JSONScalar, canonicalJson],
+  [GraphQLString, accepting(KIND.string)],
+  [GraphQLInt, accepting(KIND.int)],
+  [GraphQLFloat, accepting(KIND.int, KIND.number)],
+  [GraphQLBoolean, accepting(KIND.boolean)],
+  [JSONScalar, accepting(...Object.values(KIND))],
 ]);
 
-/** How a leaf field's stored value is checked to be answered as it is (a null where the field may be null), or null: it is parsed and completed. */
+/** The kinds a leaf field answers as they are (a null too where the field may be null), or null: its values are parsed and completed. */
 function asIsOf(type: GraphQLOutputType): AsIs | null {
   const check = valueAsIs(isNonNullType(type) ? type.ofType : type);
   if (check === null || isNonNullType(type)) return check;
-  return (text, a, b) => (b - a === 4 && text.startsWith('null', a)) || check(text, a, b);
+  const nullable = check.slice();
+  nullable[KIND.null | CANONICAL] = 1;
+  return nullable;
 }
 
 function valueAsIs(t: GraphQLOutputType): AsIs | null {
@@ -52,8 +60,8 @@ function valueAsIs(t: GraphQLOutputType): AsIs | null {
   // Lists whose items may be null are completed (a rare shape here: every list of the schema has non-null items).
   if (!isNonNullType(t.ofType)) return null;
   const item = t.ofType.ofType;
-  if (item === GraphQLInt) return canonicalIntList;
-  if (item === GraphQLString) return canonicalStringList;
+  if (item === GraphQLInt) return accepting(KIND.emptyList, KIND.intList);
+  if (item === GraphQLString) return accepting(KIND.emptyList, KIND.stringList);
   return null;
 }
 
@@ -117,7 +125,7 @@ export function storedAnswer(fields: readonly SelectedField[]): StoredAnswer | n
   return (row, ctx, args) => {
     const stored = storedFields(row as Record<string, unknown>, shape);
     if (stored === null) return null;
-    const { text, at } = stored.fields;
+    const { text, fields: at } = stored.fields;
     if (stored.fields.shape !== shape) {
       shape = stored.fields.shape;
       ops = opsOf(parts, shape);
@@ -134,12 +142,12 @@ export function storedAnswer(fields: readonly SelectedField[]): StoredAnswer | n
       for (let k = 0; k < op.parts.length; k++) {
         if (op.first >= 0) {
           const slot = op.first + k;
-          if (op.checks[k]!(text, at[2 * slot]!, at[2 * slot + 1]!)) {
-            if (from < 0) from = slot === 0 ? 1 : at[2 * slot - 1]! + 1;
+          if (op.checks[k]![at[3 * slot + 2]!] === 1) {
+            if (from < 0) from = slot === 0 ? 1 : at[3 * slot - 2]! + 1;
             continue;
           }
           if (from >= 0) {
-            out += `${first ? '' : ','}${text.slice(from, at[2 * slot - 1])}`;
+            out += `${first ? '' : ','}${text.slice(from, at[3 * slot - 2])}`;
             first = false;
             from = -1;
           }
@@ -150,7 +158,7 @@ export function storedAnswer(fields: readonly SelectedField[]): StoredAnswer | n
         first = false;
       }
       if (from >= 0) {
-        out += `${first ? '' : ','}${text.slice(from, at[2 * (op.first + op.parts.length) - 1])}`;
+        out += `${first ? '' : ','}${text.slice(from, at[3 * (op.first + op.parts.length) - 2])}`;
         first = false;
       }
     }
@@ -188,7 +196,7 @@ function opsOf(parts: readonly Part[], shape: Shape): Op[] {
 
 /** One part of an answer (`"key":value`), or null: the row is completed as an object. */
 function part(p: Part, shape: Shape, stored: StoredFields, ctx: unknown, args: readonly Record<string, unknown>[]): string | null {
-  const { text, at } = stored.fields;
+  const { text, fields: at } = stored.fields;
   switch (p.kind) {
     case 'typename':
       return p.literal + p.text;
@@ -197,16 +205,16 @@ function part(p: Part, shape: Shape, stored: StoredFields, ctx: unknown, args: r
     case 'value': {
       const slot = shape.positions.get(p.field.name);
       if (slot === undefined) return p.literal + written(p.field.complete!(null, ctx, args));
-      const a = at[2 * slot]!;
-      const b = at[2 * slot + 1]!;
-      if (p.asIs !== null && p.asIs(text, a, b)) return p.literal + text.slice(a, b);
+      const a = at[3 * slot]!;
+      const b = at[3 * slot + 1]!;
+      if (p.asIs !== null && p.asIs[at[3 * slot + 2]!] === 1) return p.literal + text.slice(a, b);
       return p.literal + written(p.field.complete!(parsed(text, a, b), ctx, args));
     }
     case 'reads': {
       const source: Record<string, unknown> = {};
       for (const name of p.reads) {
         const slot = shape.positions.get(name);
-        if (slot !== undefined) source[name] = parsed(text, at[2 * slot]!, at[2 * slot + 1]!);
+        if (slot !== undefined) source[name] = parsed(text, at[3 * slot]!, at[3 * slot + 1]!);
       }
       const f = p.field;
       const value = f.def!.resolve!(source, f.argsAt >= 0 ? args[f.argsAt]! : {}, ctx, undefined as unknown as GraphQLResolveInfo);
@@ -219,11 +227,10 @@ function part(p: Part, shape: Shape, stored: StoredFields, ctx: unknown, args: r
       let others = '';
       for (let s = 0; s < shape.names.length; s++) {
         if (p.otherThan.has(shape.names[s]!)) continue;
-        const a = at[2 * s]!;
-        const b = at[2 * s + 1]!;
-        const literal = shape.literals[s]!;
-        const name = canonicalString(literal, 0, literal.length - 1) ? literal : `${written(shape.names[s])}:`;
-        others += `${others === '' ? '' : ','}${name}${canonicalJson(text, a, b) ? text.slice(a, b) : written(parsed(text, a, b))}`;
+        const a = at[3 * s]!;
+        const b = at[3 * s + 1]!;
+        const name = shape.canonicalNames[s] ? shape.literals[s]! : `${written(shape.names[s])}:`;
+        others += `${others === '' ? '' : ','}${name}${(at[3 * s + 2]! & CANONICAL) !== 0 ? text.slice(a, b) : written(parsed(text, a, b))}`;
       }
       return `${p.literal}{${others}}`;
     }

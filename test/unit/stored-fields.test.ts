@@ -6,8 +6,8 @@ import { indexFields, type Shape } from '../../api/lookup/stored-fields.ts';
 function found(text: string, hint: Shape | null = null): { shape: Shape; fields: [string, unknown][] } | null {
   const indexed = indexFields(Buffer.from(text), hint);
   if (indexed === null) return null;
-  const { shape, at } = indexed;
-  return { shape, fields: shape.names.map((name, i) => [name, JSON.parse(Buffer.from(indexed.text.slice(at[2 * i], at[2 * i + 1]), 'latin1').toString('utf8'))]) };
+  const { shape, fields: at } = indexed;
+  return { shape, fields: shape.names.map((name, i) => [name, JSON.parse(Buffer.from(indexed.text.slice(at[3 * i], at[3 * i + 1]), 'latin1').toString('utf8'))]) };
 }
 
 describe('indexFields', () => {
