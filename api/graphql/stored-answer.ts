@@ -18,7 +18,7 @@ export interface SelectedField {
 /**
  * What a field's resolver reads of its row, for a resolver that reads only some named fields
  * (`brands` reads `brands` and `safegraph_brand_ids`): its field config's `extensions.reads`.
- * `extensions.otherThan` marks `other_columns`: every field but these names, in the row's order.
+ * `extensions.otherThan` marks `other_columns` (a `JSON` field): every field but these names, in the row's order.
  */
 export interface StoredAnswerExtensions {
   readonly reads?: readonly string[];
@@ -114,7 +114,8 @@ export function storedAnswer(fields: readonly SelectedField[]): StoredAnswer | n
     const def = f.def!;
     const ext = def.extensions as StoredAnswerExtensions;
     if (def.resolve) {
-      if (ext.otherThan) parts.push({ kind: 'others', literal, otherThan: ext.otherThan });
+      // Other columns are a JSON object of the row's own values (JSONScalar answers them as they are).
+      if (ext.otherThan && def.type === JSONScalar) parts.push({ kind: 'others', literal, otherThan: ext.otherThan });
       else if (ext.reads) parts.push({ kind: 'reads', literal, field: f, reads: ext.reads });
       else return null;
     } else if (f.name === 'placekey') parts.push({ kind: 'placekey', literal, field: f });
