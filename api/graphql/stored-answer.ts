@@ -72,17 +72,19 @@ type Part =
   | { readonly kind: 'reads'; readonly literal: string; readonly field: SelectedField; readonly reads: readonly string[] }
   | { readonly kind: 'others'; readonly literal: string; readonly otherThan: ReadonlySet<string> };
 
+/** Text of ASCII alone: the same characters as latin1 of its UTF-8 and as itself. */
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** A JavaScript string's UTF-8 bytes as latin1 (one character per byte): how answers are built here. */
 function latin1(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return /^[\x00-\x7f]*$/.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
+  return ASCII.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
 }
 
 /** A JSON value of the text (latin1 of UTF-8), parsed. */
 function parsed(text: string, a: number, b: number): unknown {
   const slice = text.slice(a, b);
-  // eslint-disable-next-line no-control-regex
-  return JSON.parse(/^[\x00-\x7f]*$/.test(slice) ? slice : Buffer.from(slice, 'latin1').toString('utf8'));
+  return JSON.parse(ASCII.test(slice) ? slice : Buffer.from(slice, 'latin1').toString('utf8'));
 }
 
 /** A completed value as JSON text (latin1 of UTF-8). */
@@ -122,17 +124,17 @@ export function storedAnswer(fields: readonly SelectedField[]): StoredAnswer | n
     else parts.push({ kind: 'value', literal, field: f, asIs: asIsOf(def.type) });
   }
   let shape: Shape | null = null;
-  let ops: readonly Op[] = [];
+  let ops: readonly Op[] | null = null;
   return (row, ctx, args) => {
     const stored = storedFields(row as Record<string, unknown>, shape);
     if (stored === null) return null;
     const { text, fields: at } = stored.fields;
     if (stored.fields.shape !== shape) {
       shape = stored.fields.shape;
-      ops = opsOf(parts, shape);
+      // The row's placekey is the look-up's, never a field of its texts: texts holding one are read as a row.
+      ops = shape.positions.has('placekey') ? null : opsOf(parts, shape);
     }
-    // The row's placekey is the look-up's, never a field of its texts.
-    if (shape.positions.has('placekey')) return null;
+    if (ops === null) return null;
     let out = '{';
     let first = true;
     for (let o = 0; o < ops.length; o++) {

@@ -42,7 +42,7 @@ function row(target: Target): Row {
 function parse(state: State): Row {
   const text = state.bytes.toString('utf8');
   const more = state.more?.toString('utf8') ?? null;
-  if (more !== null && isObjectText(text) && isObjectText(more)) {
+  if (more !== null && isObjectBytes(state.bytes) && isObjectBytes(state.more!)) {
     const fields = [text.slice(1, -1), `"placekey":${JSON.stringify(state.placekey)}`, more.slice(1, -1)].filter((f) => f.length > 0);
     return JSON.parse(`{${fields.join(',')}}`) as Row;
   }
@@ -140,9 +140,6 @@ function isObjectBytes(b: Buffer): boolean {
   return b.length >= 2 && b[0] === 0x7b && b[b.length - 1] === 0x7d;
 }
 
-function isObjectText(text: string): boolean {
-  return text.length >= 2 && text.charCodeAt(0) === 0x7b && text.charCodeAt(text.length - 1) === 0x7d;
-}
 
 /**
  * The plain object behind a row: a stored row's parsed document (parsed now if it was not),

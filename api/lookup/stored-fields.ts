@@ -46,7 +46,7 @@ export interface IndexedFields {
   readonly fields: Int32Array;
 }
 
-/** A value's kind (the low bits of `kinds`), with CANONICAL set when JSON.stringify writes it so. */
+/** A value's kind (`IndexedFields.fields[3i + 2]` without CANONICAL, which is set when JSON.stringify writes the value so). */
 export const KIND = {
   null: 1, boolean: 2, string: 3,
   /** An integer of at most 9 digits (in 32 bits). */
@@ -275,8 +275,6 @@ function isArrayIndex(b: Uint8Array, a: number, end: number): boolean {
   return v < 4294967295;
 }
 
-const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
-
 function makeShape(literals: string[]): Shape | null {
   const names = literals.map((l) => JSON.parse(Buffer.from(l.slice(0, -1), 'latin1').toString('utf8')) as string);
   const positions = new Map(names.map((n, i) => [n, i]));
@@ -285,7 +283,10 @@ function makeShape(literals: string[]): Shape | null {
   return {
     names, literals, bytes: literals.map((l) => Buffer.from(l, 'latin1')), positions,
     canonicalNames: names.map((n, i) => `${Buffer.from(JSON.stringify(n)).toString('latin1')}:` === literals[i]),
-    inOrder: !names.some((n) => ARRAY_INDEX.test(n) && Number(n) < 4294967295),
+    inOrder: !names.some((n) => {
+      const quoted = Buffer.from(JSON.stringify(n));
+      return isArrayIndex(quoted, 0, quoted.length);
+    }),
   };
 }
 
