@@ -6,6 +6,9 @@
  *
  *   node bench/ab-lookups.ts --data bench/work/lk200/data-main --pois 200000 --a /tmp/base --b . [--rounds 5] [--fields spec|every]
  *
+ * `--a-env` / `--b-env` give one side settings of its own (as the environment would), so one
+ * checkout can be measured against itself with a setting changed (`--a . --b . --b-env LOOKUP_STORE_THREADS=0`).
+ *
  * A checkout needs its node_modules (a link to this one's will do) and its built pages (web-dist).
  */
 import { spawn } from 'node:child_process';
@@ -21,7 +24,8 @@ const opts = new Command()
   .option('--rounds <n>', 'rounds, each A then B', '5')
   .option('--seconds <n>', 'seconds of each c1 and c16 run', '6')
   .option('--fields <f>', 'spec: the spec fields of core and one week; every: every field of both', 'spec')
-  .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string; fields: string }>();
+  .option('--a-env <k=v...>', 'settings of A\'s process', []).option('--b-env <k=v...>', 'settings of B\'s process', [])
+  .parse().opts<{ data: string; pois: string; a: string; b: string; rounds: string; seconds: string; fields: string; aEnv: string[]; bEnv: string[] }>();
 
 const KEY = 'bench-ab-key';
 const QUERY = opts.fields === 'every' ? lookupQuery('2022-01-19', EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS) : lookupQuery('2022-01-19');
@@ -31,10 +35,12 @@ const seconds = Number(opts.seconds);
 
 interface Round { readonly floor: number; readonly p50: number; readonly rps: number }
 
-async function measure(checkout: string, port: number): Promise<Round> {
+const settings = (kvs: readonly string[]) => Object.fromEntries(kvs.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+
+async function measure(checkout: string, port: number, more: Record<string, string>): Promise<Round> {
   const child = spawn(process.execPath, ['api/main.ts'], {
     cwd: checkout,
-    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0' },
+    env: { PATH: process.env['PATH'] ?? '', DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, LOG_LEVEL: 'warn', RATE_LIMIT_POINTS: '0', ...more },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
@@ -70,12 +76,13 @@ async function measure(checkout: string, port: number): Promise<Round> {
 const rounds: Record<'A' | 'B', Round[]> = { A: [], B: [] };
 for (let r = 0; r < Number(opts.rounds); r++) {
   for (const [name, checkout] of [['A', opts.a], ['B', opts.b]] as const) {
-    const m = await measure(path.resolve(checkout), 39400 + r * 2 + (name === 'A' ? 0 : 1));
+    const m = await measure(path.resolve(checkout), 39400 + r * 2 + (name === 'A' ? 0 : 1), settings(name === 'A' ? opts.aEnv : opts.bEnv));
     rounds[name].push(m);
     console.log(`${name} round ${r}: p50 ${m.p50.toFixed(3)} ms, c16 ${m.rps.toFixed(0)} req/s, floor ${m.floor.toFixed(3)} ms`);
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 for (const name of ['A', 'B'] as const) {
-  console.log(`${name} (${opts[name === 'A' ? 'a' : 'b']}): median p50 ${median(rounds[name].map((x) => x.p50)).toFixed(3)} ms, c16 ${median(rounds[name].map((x) => x.rps)).toFixed(0)} req/s, floor ${median(rounds[name].map((x) => x.floor)).toFixed(3)} ms`);
+  const env = (name === 'A' ? opts.aEnv : opts.bEnv).join(' ');
+  console.log(`${name} (${opts[name === 'A' ? 'a' : 'b']}${env ? ` ${env}` : ''}): median p50 ${median(rounds[name].map((x) => x.p50)).toFixed(3)} ms, c16 ${median(rounds[name].map((x) => x.rps)).toFixed(0)} req/s, floor ${median(rounds[name].map((x) => x.floor)).toFixed(3)} ms`);
 }

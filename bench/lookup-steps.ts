@@ -5,7 +5,9 @@
  * `http.server.response.finish`, each Express layer's start (router's `express.router.request`
  * tracing channel) and the service's `placedata.step` marks (shared/step-marks.ts). A step runs from
  * its mark to the next. Rounds of traced requests alternate with untraced ones, whose p50 is the
- * figure without the timer's own cost.
+ * figure without the timer's own cost. A read thread's part of each look-up (posted, taken up,
+ * read and packed, back on the main thread: `placedata.read-thread`) is printed apart, as it runs
+ * beside the main thread's own read.
  *
  *   node bench/lookup-steps.ts --data bench/work/data-200000x4 --pois 200000 [--keys 100] [--fields spec|every]
  */
@@ -13,7 +15,7 @@ import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel
 import { Command } from 'commander';
 import { loadConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/logger.ts';
-import { STEP_CHANNEL } from '../shared/step-marks.ts';
+import { STEP_CHANNEL, THREAD_READ_CHANNEL, type ThreadRead } from '../shared/step-marks.ts';
 import { startServer } from '../api/server.ts';
 import { HttpConnection } from './http-client.ts';
 import { CORE_FIELDS, dropBatches, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS, lookupQuery, WEEKLY_FIELDS } from './lookup-request.ts';
@@ -54,6 +56,7 @@ const mark = (step: string) => marks.push([step, performance.now()]);
 let layers = 0;
 const onStart = () => {
   marks = [];
+  threadReads = [];
   layers = 0;
   mark('http: request read');
 };
@@ -64,10 +67,13 @@ const onLayer = (ctx: unknown) => {
   mark(`express ${layers}: ${name || 'anonymous'}`);
 };
 const onStep = (step: unknown) => mark(String(step));
+// The read threads' parts of the request being answered, on the clock every thread shares.
+let threadReads: ThreadRead[] = [];
+const onThreadRead = (t: unknown) => threadReads.push(t as ThreadRead);
 const router = tracingChannel('express.router.request');
 const none = () => undefined;
 const traced = { start: onLayer, end: none, asyncStart: none, asyncEnd: none, error: none };
-const channels: [string, (message: unknown) => void][] = [['http.server.request.start', onStart], ['http.server.response.finish', onFinish], [STEP_CHANNEL, onStep]];
+const channels: [string, (message: unknown) => void][] = [['http.server.request.start', onStart], ['http.server.response.finish', onFinish], [STEP_CHANNEL, onStep], [THREAD_READ_CHANNEL, onThreadRead]];
 const trace = (on: boolean) => {
   for (const [name, listener] of channels) (on ? subscribe : unsubscribe)(name, listener);
   if (on) router.subscribe(traced);
@@ -100,6 +106,8 @@ const median = (xs: number[]) => {
 
 for (let i = 0; i < 300; i++) await one(); // warm-up: compiled plans, the store's pages
 const steps = new Map<string, number[]>();
+// Per read-thread part: [taken up after posting, read and packed, back on this thread after packing, back after this thread's own read ended ('place' marked)].
+const threadParts: [number, number, number, number][] = [];
 const tracedTimes: number[] = [];
 const untracedTimes: number[] = [];
 const serverTimes: number[] = [];
@@ -115,6 +123,10 @@ for (let round = 0; round < Number(opts.rounds); round++) {
     for (let m = 0; m + 1 < at.length; m++) here.set(at[m]![0], (here.get(at[m]![0]) ?? 0) + at[m + 1]![1] - at[m]![1]);
     for (const [step, ms] of here) steps.set(step, [...(steps.get(step) ?? []), ms]);
     serverTimes.push(at[at.length - 1]![1] - at[0]![1]);
+    const placed = at.find((m) => m[0] === 'place')?.[1];
+    for (const t of threadReads) {
+      threadParts.push([t.received - t.posted, t.read - t.received, t.settled - t.read, placed === undefined ? NaN : t.settled - performance.timeOrigin - placed]);
+    }
   }
   trace(false);
   for (let i = 0; i < Number(opts.requests); i++) untracedTimes.push(await one());
@@ -151,3 +163,8 @@ for (const [step, times] of steps) {
   console.log(`| ${step} | ${(median(times) * 1000).toFixed(0)} | ${(mean * 1000).toFixed(0)} | ${times.length} |`);
 }
 console.log(`| (sum of medians) | ${(sum * 1000).toFixed(0)} | | |`);
+if (threadParts.length > 0) {
+  console.log(`\nThe read threads' parts (${threadParts.length}, beside this thread's \`read\`; median us):\n| posted -> taken up | read and packed | packed -> back here | back here after this thread's read ended |\n|---|---|---|---|`);
+  const col = (i: number) => (median(threadParts.map((t) => t[i]!).filter((x) => !Number.isNaN(x))) * 1000).toFixed(0);
+  console.log(`| ${col(0)} | ${col(1)} | ${col(2)} | ${col(3)} |`);
+}

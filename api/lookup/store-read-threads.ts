@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
 import { isStorableKey } from '../../versions/lookup-store/lookup-store-format.ts';
 import type { ExpectedStore, StoredDocuments } from './lookup-store.ts';
+import { markThreadRead, sharedNow, threadReadsTraced } from '../../shared/step-marks.ts';
 
 /** What the main thread asks of a read thread (api/lookup/store-read-worker.ts). */
 export type ReadRequest =
@@ -9,11 +10,12 @@ export type ReadRequest =
   | { readonly kind: 'close'; readonly label: string }
   /** Close every store, then end the thread (StoreReadThreads.close). */
   | { readonly kind: 'stop' }
-  | { readonly kind: 'lookup'; readonly id: number; readonly label: string; readonly placekeys: string; readonly columns: readonly string[] };
+  /** `timed`: a step timer listens (shared/step-marks.ts), so the reply says when the thread took it up and had read it. */
+  | { readonly kind: 'lookup'; readonly id: number; readonly label: string; readonly placekeys: string; readonly columns: readonly string[]; readonly timed: boolean };
 
 /** A read thread's answer to a look-up: the documents packed (see the worker), or why there are none. */
 export type ReadReply =
-  | { readonly id: number; readonly index: Int32Array; readonly bytes: ArrayBuffer }
+  | { readonly id: number; readonly index: Int32Array; readonly bytes: ArrayBuffer; readonly times?: readonly [received: number, read: number] }
   | { readonly id: number; readonly error: { readonly damaged: boolean; readonly file: string; readonly message: string } };
 
 interface Thread {
@@ -27,6 +29,8 @@ interface Thread {
 const STOP_MS = 5000;
 
 interface Pending {
+  /** When it was posted (sharedNow), when a step timer listens; else 0. */
+  readonly posted: number;
   readonly placekeys: readonly string[];
   readonly columns: number;
   readonly resolve: (found: Map<string, StoredDocuments>) => void;
@@ -97,11 +101,12 @@ export class StoreReadThreads {
     // Only keys a store can hold are sent (the store skips any other), as one string: it clones at
     // a fraction of the cost of an array of a hundred (a storable key has no newline).
     const sent = placekeys.filter(isStorableKey);
+    const posted = threadReadsTraced() ? sharedNow() : 0;
     return new Promise((resolve, reject) => {
-      thread.pending.set(id, { placekeys: sent, columns: columns.length, resolve, reject });
+      thread.pending.set(id, { posted, placekeys: sent, columns: columns.length, resolve, reject });
       // Referenced while it owes an answer, so a process waiting on one does not exit.
       if (thread.pending.size === 1) thread.worker.ref();
-      thread.worker.postMessage({ kind: 'lookup', id, label, placekeys: sent.join('\n'), columns } satisfies ReadRequest);
+      thread.worker.postMessage({ kind: 'lookup', id, label, placekeys: sent.join('\n'), columns, timed: posted > 0 } satisfies ReadRequest);
     });
   }
 
@@ -151,5 +156,6 @@ function settle(thread: Thread, reply: ReadReply): void {
     }
     found.set(key, docs);
   }
+  if (p.posted > 0 && reply.times) markThreadRead({ posted: p.posted, received: reply.times[0], read: reply.times[1], settled: sharedNow() });
   p.resolve(found);
 }

@@ -8,6 +8,7 @@ import { parentPort } from 'node:worker_threads';
 import { LookupStoreDamaged } from '../../versions/lookup-store/lookup-store-damaged.ts';
 import { LookupStore, type ExpectedStore } from './lookup-store.ts';
 import type { ReadReply, ReadRequest } from './store-read-threads.ts';
+import { sharedNow } from '../../shared/step-marks.ts';
 
 const port = parentPort!;
 /** Open stores by label, or why the open failed (its look-ups answer that failure). */
@@ -64,7 +65,9 @@ port.on('message', (m: ReadRequest) => {
     stores.clear();
     void Promise.allSettled(open.map((s) => s.close())).then(() => port.close());
   } else {
+    const received = m.timed ? sharedNow() : 0;
     const reply = lookup(m.id, m.label, m.placekeys === '' ? [] : m.placekeys.split('\n'), m.columns);
-    port.postMessage(reply, 'bytes' in reply ? [reply.bytes, reply.index.buffer as ArrayBuffer] : []);
+    if (!('bytes' in reply)) port.postMessage(reply);
+    else port.postMessage(m.timed ? { ...reply, times: [received, sharedNow()] } : reply, [reply.bytes, reply.index.buffer as ArrayBuffer]);
   }
 });

@@ -15,6 +15,8 @@ import { lmdbPages } from '../helpers/lmdb-pages.ts';
 import { LOOKUP_STORE_FORMAT } from '../../versions/lookup-store/lookup-store-format.ts';
 import { HEAD_BYTES } from '../../versions/lookup-store/lookup-store-head.ts';
 import { makeTempDir, removeDir } from '../helpers/temp-dir.ts';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { THREAD_READ_CHANNEL, type ThreadRead } from '../../shared/step-marks.ts';
 import { buildSettingsOf, testConfig } from '../helpers/test-config.ts';
 
 const SEED = 23;
@@ -188,4 +190,31 @@ describe('look-ups that read several files\' stores, the older read on a read th
     }
   });
 
+  it('a read thread\'s timeline is published only while a step timer listens: posted, taken up, read, back, in that order', async () => {
+    const label = path.basename(olderStore, '.lookup');
+    const facts = JSON.parse(await readFile(path.join(dataDir, `${label}.duckdb.facts.json`), 'utf8')) as { lookup: { bytes: number; headSha256: string } };
+    const threads = new StoreReadThreads(1);
+    const seen: ThreadRead[] = [];
+    const listener = (t: unknown) => seen.push(t as ThreadRead);
+    try {
+      threads.open(label, original, facts.lookup);
+      await threads.lookup(label, keys, ['core']);
+      expect(seen).to.deep.equal([]);
+      subscribe(THREAD_READ_CHANNEL, listener);
+      const found = await threads.lookup(label, keys, ['core']);
+      unsubscribe(THREAD_READ_CHANNEL, listener);
+      await threads.lookup(label, keys, ['core']);
+      expect(found.size).to.be.greaterThan(0);
+      expect(seen).to.have.length(1);
+      const t = seen[0]!;
+      expect(Object.keys(t)).to.deep.equal(['posted', 'received', 'read', 'settled']);
+      // One clock for every thread (timeOrigin + now): each moment after the one before, by less than a minute.
+      const steps = [t.received - t.posted, t.read - t.received, t.settled - t.read];
+      for (const d of steps) expect(d, JSON.stringify(t)).to.be.within(0, 60_000);
+    } finally {
+      unsubscribe(THREAD_READ_CHANNEL, listener);
+      threads.closeStore(label);
+      await threads.close();
+    }
+  });
 });
