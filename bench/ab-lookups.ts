@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { Command } from 'commander';
 import { runLoad, type Target } from './load-gen.ts';
+import { settingsOf } from './settings-option.ts';
 import { dropBatches, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS, lookupQuery } from './lookup-request.ts';
 
 const opts = new Command()
@@ -34,8 +35,6 @@ const dataDir = path.resolve(opts.data);
 const seconds = Number(opts.seconds);
 
 interface Round { readonly floor: number; readonly p50: number; readonly rps: number }
-
-const settings = (kvs: readonly string[]) => Object.fromEntries(kvs.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
 
 async function measure(checkout: string, port: number, more: Record<string, string>): Promise<Round> {
   const child = spawn(process.execPath, ['api/main.ts'], {
@@ -76,7 +75,7 @@ async function measure(checkout: string, port: number, more: Record<string, stri
 const rounds: Record<'A' | 'B', Round[]> = { A: [], B: [] };
 for (let r = 0; r < Number(opts.rounds); r++) {
   for (const [name, checkout] of [['A', opts.a], ['B', opts.b]] as const) {
-    const m = await measure(path.resolve(checkout), 39400 + r * 2 + (name === 'A' ? 0 : 1), settings(name === 'A' ? opts.aEnv : opts.bEnv));
+    const m = await measure(path.resolve(checkout), 39400 + r * 2 + (name === 'A' ? 0 : 1), settingsOf(name === 'A' ? opts.aEnv : opts.bEnv));
     rounds[name].push(m);
     console.log(`${name} round ${r}: p50 ${m.p50.toFixed(3)} ms, c16 ${m.rps.toFixed(0)} req/s, floor ${m.floor.toFixed(3)} ms`);
   }

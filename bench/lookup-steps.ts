@@ -18,6 +18,7 @@ import { createLogger } from '../shared/logger.ts';
 import { STEP_CHANNEL, THREAD_READ_CHANNEL, type ThreadRead } from '../shared/step-marks.ts';
 import { startServer } from '../api/server.ts';
 import { HttpConnection } from './http-client.ts';
+import { settingsOf } from './settings-option.ts';
 import { CORE_FIELDS, dropBatches, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS, lookupQuery, WEEKLY_FIELDS } from './lookup-request.ts';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -43,7 +44,7 @@ const opts = program.opts<{ data: string; pois: string; keys: string; fields: st
 const batch = dropBatches(Number(opts.pois), Number(opts.keys));
 const query = opts.fields === 'every' ? lookupQuery(opts.week, EVERY_CORE_FIELDS, EVERY_WEEKLY_FIELDS) : lookupQuery(opts.week, CORE_FIELDS, WEEKLY_FIELDS);
 
-const env = Object.fromEntries(opts.env.map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const env = settingsOf(opts.env);
 const config = loadConfig({ DATA_DIR: opts.data, PORT: '0', HOST: '127.0.0.1', PLACEDATA_API_KEYS: KEY, RATE_LIMIT_POINTS: '0', LOG_LEVEL: 'warn', ...env });
 const server = await startServer(config, createLogger('warn', 'bench-steps'));
 const url = new URL(server.url);

@@ -5,15 +5,15 @@ import { channel } from 'node:diagnostics_channel';
  * step timer to read (bench/lookup-steps.ts: one request at a time, so the marks' order is the
  * request's). With no subscriber a mark costs one property read: the hot path keeps them.
  */
-const steps = channel('placedata.step');
+
+/** The channel's name, for a subscriber. */
+export const STEP_CHANNEL = 'placedata.step';
+const steps = channel(STEP_CHANNEL);
 
 /** Marks the start of `step` (a name the step timer prints). */
 export function markStep(step: string): void {
   if (steps.hasSubscribers) steps.publish(step);
 }
-
-/** The channel's name, for a subscriber. */
-export const STEP_CHANNEL = 'placedata.step';
 
 /**
  * A read thread's part of a look-up (api/lookup/store-read-threads.ts), in milliseconds on one
@@ -29,7 +29,9 @@ export interface ThreadRead {
   readonly settled: number;
 }
 
-const threadReads = channel('placedata.read-thread');
+/** The read threads' channel's name, for a subscriber. */
+export const THREAD_READ_CHANNEL = 'placedata.read-thread';
+const threadReads = channel(THREAD_READ_CHANNEL);
 
 /** Whether a step timer listens to read threads' timelines: only then are a look-up's times taken. */
 export function threadReadsTraced(): boolean {
@@ -40,9 +42,6 @@ export function threadReadsTraced(): boolean {
 export function markThreadRead(timeline: ThreadRead): void {
   threadReads.publish(timeline);
 }
-
-/** The read threads' channel's name, for a subscriber. */
-export const THREAD_READ_CHANNEL = 'placedata.read-thread';
 
 /** Now, on the clock every thread of the process shares (ThreadRead). */
 export function sharedNow(): number {

@@ -156,6 +156,7 @@ function settle(thread: Thread, reply: ReadReply): void {
     }
     found.set(key, docs);
   }
-  if (p.posted > 0 && reply.times) markThreadRead({ posted: p.posted, received: reply.times[0], read: reply.times[1], settled: sharedNow() });
+  // Times come back only for a look-up posted while a timer listened (`timed`).
+  if (reply.times) markThreadRead({ posted: p.posted, received: reply.times[0], read: reply.times[1], settled: sharedNow() });
   p.resolve(found);
 }

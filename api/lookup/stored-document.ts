@@ -140,7 +140,6 @@ function isObjectBytes(b: Buffer): boolean {
   return b.length >= 2 && b[0] === 0x7b && b[b.length - 1] === 0x7d;
 }
 
-
 /**
  * The plain object behind a row: a stored row's parsed document (parsed now if it was not),
  * owned by the request that read it; any other row as it is. For the look-up's own merging of
